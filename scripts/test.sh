@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up .venv/ and runs the test suite (plus ruff). Exits non-zero when anything fails.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+export MULTI30K_DIR="${MULTI30K_DIR:-$root/../shared/data/multi30k}"
+export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
+.venv/bin/ruff check .
+.venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,157 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from transformer.model import Transformer
+
+VOCAB = 50
+
+
+def tiny_model(**overrides) -> Transformer:
+    args = dict(
+        source_vocab_size=VOCAB, num_layers=2, d_model=16, num_heads=4, d_ff=32, dropout=0.0
+    )
+    return Transformer(**{**args, **overrides})
+
+
+def random_ids(rng, shape, vocab_size=VOCAB):
+    """Ids of real tokens: 0 is padding and 1-3 are reserved."""
+    return tf.constant(rng.integers(4, vocab_size, size=shape), tf.int32)
+
+
+def test_call_returns_float32_logits_of_the_target_vocabulary():
+    model = tiny_model(target_vocab_size=30, shared_embeddings="target")
+    rng = np.random.default_rng(0)
+    logits = model((random_ids(rng, [3, 7]), random_ids(rng, [3, 5], 30)))
+    assert logits.shape == (3, 5, 30) and logits.dtype == tf.float32
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_is_causal(norm_first):
+    """Changing target token t changes no logit before t (no attending to the future)."""
+    model = tiny_model(norm_first=norm_first)
+    rng = np.random.default_rng(1)
+    source, target = random_ids(rng, [2, 6]), random_ids(rng, [2, 8]).numpy()
+    before = model((source, tf.constant(target))).numpy()
+    for t in (1, 4, 7):
+        changed = target.copy()
+        changed[:, t] = (changed[:, t] + 7) % (VOCAB - 4) + 4
+        after = model((source, tf.constant(changed))).numpy()
+        np.testing.assert_array_equal(after[:, :t], before[:, :t])
+        assert np.abs(after[:, t:] - before[:, t:]).max() > 1e-4  # the change itself is seen
+
+
+def test_extra_source_padding_changes_nothing():
+    model = tiny_model()
+    rng = np.random.default_rng(2)
+    source, target = random_ids(rng, [2, 6]).numpy(), random_ids(rng, [2, 5])
+    source[1, 4:] = 0  # the second sentence is already padded
+    padded = np.concatenate([source, np.zeros([2, 9], np.int32)], axis=1)
+    np.testing.assert_allclose(
+        model((tf.constant(padded), target)), model((tf.constant(source), target)), atol=1e-5
+    )
+
+
+def test_target_padding_keys_are_masked():
+    model = tiny_model()
+    rng = np.random.default_rng(3)
+    source, target = random_ids(rng, [1, 5]), random_ids(rng, [1, 4]).numpy()
+    padded = np.concatenate([target, np.zeros([1, 3], np.int32)], axis=1)
+    np.testing.assert_allclose(
+        model((source, tf.constant(padded)))[:, :4], model((source, tf.constant(target))), atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"norm_first": True},
+        {"shared_embeddings": "none", "target_vocab_size": 40},
+    ],
+)
+def test_incremental_decoding_equals_full_pass_step_by_step(overrides):
+    model = tiny_model(**overrides)
+    rng = np.random.default_rng(4)
+    source = random_ids(rng, [3, 6]).numpy()
+    source[0, 3:] = 0
+    source = tf.constant(source)
+    target = random_ids(rng, [3, 7], model.target_vocab_size)
+    full = model((source, target))
+    memory, memory_mask = model.encode(source)
+    cache = model.init_cache(memory, memory_mask, max_length=9)  # longer than needed
+    for index in range(7):
+        logits, cache = model.decode_step(target[:, index], tf.constant(index), cache)
+        np.testing.assert_allclose(logits, full[:, index], atol=1e-5)
+
+
+def test_incremental_decoding_works_inside_a_compiled_loop():
+    model = tiny_model()
+    rng = np.random.default_rng(5)
+    source, target = random_ids(rng, [2, 5]), random_ids(rng, [2, 6])
+    full = model((source, target))
+
+    @tf.function(jit_compile=True)
+    def run(source, target):
+        memory, memory_mask = model.encode(source)
+        cache = model.init_cache(memory, memory_mask, max_length=6)
+        logits = tf.TensorArray(tf.float32, size=6)
+        for index in tf.range(6):
+            step_logits, cache = model.decode_step(target[:, index], index, cache)
+            logits = logits.write(index, step_logits)
+        return tf.transpose(logits.stack(), [1, 0, 2])
+
+    np.testing.assert_allclose(run(source, target), full, atol=1e-5)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_model_is_finite_with_padding(policy):
+    keras.mixed_precision.set_global_policy(policy)
+    model = tiny_model()
+    rng = np.random.default_rng(6)
+    source = random_ids(rng, [2, 6]).numpy()
+    source[1, :] = 0  # an all-padding source: every cross-attention row is fully masked
+    target = random_ids(rng, [2, 5]).numpy()
+    target[0, 3:] = 0
+    logits = model((tf.constant(source), tf.constant(target)))
+    assert logits.dtype == tf.float32
+    assert np.all(np.isfinite(logits))
+
+
+def test_decode_returns_cross_attention_of_every_layer():
+    model = tiny_model()
+    rng = np.random.default_rng(7)
+    memory, memory_mask = model.encode(random_ids(rng, [2, 6]))
+    _, weights = model.decode(
+        random_ids(rng, [2, 4]), memory, memory_mask, return_attention_scores=True
+    )
+    assert len(weights) == 2 and weights[-1].shape == (2, 4, 4, 6)
+    np.testing.assert_allclose(tf.reduce_sum(weights[-1], -1), 1.0, atol=1e-5)
+
+
+def test_get_config_round_trip_gives_the_same_model():
+    model = tiny_model(norm_first=True, shared_embeddings="target", target_vocab_size=30)
+    rng = np.random.default_rng(8)
+    inputs = (random_ids(rng, [2, 5]), random_ids(rng, [2, 4], 30))
+    expected = model(inputs)
+    clone = Transformer.from_config(model.get_config())
+    assert clone.get_config() == model.get_config()
+    clone(inputs)
+    clone.set_weights(model.get_weights())
+    np.testing.assert_allclose(clone(inputs), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"d_model": 18}, r"d_model \(18\) must be divisible by num_heads \(4\)"),
+        ({"dropout": 1.5}, "dropout must be a number"),
+        ({"shared_embeddings": "all", "target_vocab_size": 30}, "needs one joint vocabulary"),
+        ({"shared_embeddings": "some"}, "shared_embeddings must be one of"),
+        ({"num_layers": 0}, "num_layers must be a positive integer"),
+    ],
+)
+def test_bad_hyper_parameters_fail_with_clear_messages(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_model(**overrides)

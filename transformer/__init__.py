@@ -1,0 +1,27 @@
+"""A from-scratch Transformer (Vaswani et al., 2017) in TensorFlow / Keras 3.
+
+Modules, in reading order: ``masks`` (the one boolean mask convention), ``attention`` (scaled
+dot-product and multi-head attention), ``embedding`` (scaled token embeddings and sinusoidal
+positions), ``layers`` (encoder and decoder layers), ``model`` (the ``Transformer``).
+"""
+
+from transformer.attention import MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from transformer.embedding import TokenEmbedding, positional_encoding
+from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
+from transformer.masks import causal_mask, combine_masks, padding_mask
+from transformer.model import Transformer
+
+__all__ = [
+    "DecoderLayer",
+    "EncoderLayer",
+    "FeedForward",
+    "MultiHeadAttention",
+    "TokenEmbedding",
+    "Transformer",
+    "causal_mask",
+    "combine_masks",
+    "masked_softmax",
+    "padding_mask",
+    "positional_encoding",
+    "scaled_dot_product_attention",
+]

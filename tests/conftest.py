@@ -11,6 +11,14 @@ if str(REPO_ROOT) not in sys.path:
 
 import keras  # noqa: E402
 import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+# Two logical CPU devices, so tf.distribute.MirroredStrategy can be tested in-process. This must
+# happen before TensorFlow initialises its devices, i.e. before any test runs an op.
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0],
+    [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()],
+)
 
 
 @pytest.fixture(autouse=True)
@@ -20,3 +28,31 @@ def _fixed_seed_and_float32_policy():
     keras.mixed_precision.set_global_policy("float32")
     yield
     keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.fixture(scope="session")
+def multi30k_dir() -> str:
+    """$MULTI30K_DIR, else <repo>/../shared/data/multi30k (the raw Multi30k .gz files)."""
+    directory = os.environ.get("MULTI30K_DIR") or str(REPO_ROOT.parent / "shared/data/multi30k")
+    if not Path(directory, "train.de.gz").is_file():
+        pytest.fail(f"The raw Multi30k files are not in {directory}; set MULTI30K_DIR.")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tfds_dir(tmp_path_factory, multi30k_dir) -> str:
+    """One TFDS data directory for the whole session: Multi30k is prepared into it once."""
+    os.environ["MULTI30K_DIR"] = multi30k_dir
+    return str(tmp_path_factory.mktemp("tfds"))
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tfds_dir, tmp_path_factory):
+    """configs/tiny.py trained once (in-process): ``(workdir, TrainResult)``."""
+    from configs import tiny
+    from training import trainer
+
+    config = tiny.get_config()
+    config.data.data_dir = tfds_dir
+    workdir = str(tmp_path_factory.mktemp("tiny-run"))
+    return workdir, trainer.train(config, workdir)

@@ -1,0 +1,156 @@
+"""Input-pipeline throughput, compared with what a training step consumes.
+
+Loads the Multi30k de-en training split (raw files from $MULTI30K_DIR), trains a SentencePiece
+model into a temporary directory, builds the training batches exactly as training does
+(`data_pipeline.make_batches`) and times them:
+
+* cold pass: TFDS read + tokenization + length counting (this also fills the cache);
+* cached epochs: what every later epoch costs (filter, shuffle, bucketing, padding);
+* uncached epoch: the whole pipeline again, tokenization included (`cache=False`).
+
+It prints examples/s, target tokens/s (non-padding and padded), the padding share and the
+ratio of the pipeline's target tokens/s to `--train_tokens_per_second` (the target training
+throughput, in non-padding target tokens). A ratio well above 1 means the input pipeline is not
+what limits training.
+
+Example:
+    MULTI30K_DIR=../shared/data/multi30k .venv/bin/python benchmarks/input_pipeline.py \\
+        --train_tokens_per_second=8000
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from absl import app, flags
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import tensorflow as tf  # noqa: E402
+
+import data_pipeline as dp  # noqa: E402
+
+_DATASET = flags.DEFINE_string("dataset", "multi30k/de-en", "load_translation_splits name.")
+_DATA_DIR = flags.DEFINE_string("data_dir", None, "TFDS data directory (default: TFDS's).")
+_WORKDIR = flags.DEFINE_string("workdir", None, "Where the tokenizer goes (default: a temp dir).")
+_VOCAB = flags.DEFINE_integer("vocab_size", 8000, "SentencePiece vocabulary size.")
+_MODEL_TYPE = flags.DEFINE_enum("model_type", "unigram", ["unigram", "bpe"], "SentencePiece type.")
+_MAX_LENGTH = flags.DEFINE_integer("max_length", 128, "Longest example kept (BOS/EOS incl.).")
+_TOKENS = flags.DEFINE_integer("tokens_per_batch", 4096, "Token budget per batch.")
+_EPOCHS = flags.DEFINE_integer("epochs", 3, "Cached epochs to time.")
+_SEED = flags.DEFINE_integer("seed", 0, "Shuffle seed.")
+_TRAIN_TPS = flags.DEFINE_float(
+    "train_tokens_per_second", 8000.0,
+    "Non-padding target tokens per second a training step consumes (target throughput).",
+)
+
+
+def _summary(batch):
+    """Batch size, padded lengths and non-padding token counts of one batch."""
+    b, s = tf.unstack(tf.shape(batch["source"]))
+    t = tf.shape(batch["target_out"])[1]
+    count = lambda ids: tf.math.count_nonzero(ids != dp.PAD_ID, dtype=tf.int32)  # noqa: E731
+    return b, s, t, count(batch["source"]), count(batch["target_out"])
+
+
+@dataclasses.dataclass
+class Throughput:
+    seconds: float = 0.0
+    batches: int = 0
+    examples: int = 0
+    target_tokens: int = 0  # Non-padding target_out tokens.
+    padded_target_tokens: int = 0  # B * T summed over batches.
+    source_tokens: int = 0
+    padded_source_tokens: int = 0
+    epoch_seconds: list[float] = dataclasses.field(default_factory=list)
+
+    def add_epoch(self, batches: tf.data.Dataset) -> None:
+        """Times one pass; the counting is done in-graph so it adds next to nothing."""
+        start = time.perf_counter()
+        for b, s, t, src_tokens, tgt_tokens in batches.map(_summary).as_numpy_iterator():
+            self.batches += 1
+            self.examples += b
+            self.padded_target_tokens += b * t
+            self.padded_source_tokens += b * s
+            self.target_tokens += tgt_tokens
+            self.source_tokens += src_tokens
+        self.epoch_seconds.append(time.perf_counter() - start)
+        self.seconds += self.epoch_seconds[-1]
+
+    def row(self, name: str) -> str:
+        s = self.seconds
+        return (
+            f"{name:<24} {self.examples / s:>12,.0f} {self.target_tokens / s:>14,.0f} "
+            f"{self.padded_target_tokens / s:>14,.0f} "
+            f"{1 - self.target_tokens / self.padded_target_tokens:>8.1%} "
+            f"{1 - self.source_tokens / self.padded_source_tokens:>8.1%} "
+            f"{self.target_tokens / s / _TRAIN_TPS.value:>8.1f}x"
+        )
+
+
+def main(argv):
+    del argv
+    tf.get_logger().setLevel("ERROR")
+    start = time.perf_counter()
+    train = dp.load_translation_splits(_DATASET.value, ["train"], data_dir=_DATA_DIR.value)["train"]
+    load_s = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = _WORKDIR.value or tmp
+        start = time.perf_counter()
+        tokenizer = dp.load_or_train_tokenizer(workdir, train, _VOCAB.value, _MODEL_TYPE.value)
+        tokenizer_s = time.perf_counter() - start
+        config = dict(
+            max_length=_MAX_LENGTH.value, tokens_per_batch=_TOKENS.value, shuffle=True,
+            seed=_SEED.value,
+        )
+        start = time.perf_counter()
+        batches, stats = dp.make_batches_with_stats(train, tokenizer, cache=True, **config)
+        cold_s = time.perf_counter() - start
+        cached = Throughput()
+        for _ in range(_EPOCHS.value):
+            cached.add_epoch(batches)
+        uncached_batches = dp.make_batches(train, tokenizer, cache=False, **config)
+        uncached = Throughput()
+        uncached.add_epoch(uncached_batches)
+
+    print("\n=== Input pipeline benchmark ===")
+    print(f"data set               : {_DATASET.value} train ({stats.total:,} pairs)")
+    print(f"tokenizer              : SentencePiece {tokenizer.model_type}, joint, vocab "
+          f"{tokenizer.vocab_size:,}")
+    print(f"make_batches           : max_length={_MAX_LENGTH.value} "
+          f"tokens_per_batch={_TOKENS.value} shuffle=True seed={_SEED.value} "
+          f"buckets={len(dp.default_bucket_boundaries(_MAX_LENGTH.value))} cache=True/False")
+    print(f"filtered               : {stats.dropped:,} of {stats.total:,} longer than "
+          f"max_length; kept {stats.kept:,} ({stats.kept_target_tokens:,} target tokens)")
+    print(f"machine                : {os.cpu_count()} CPU cores, TensorFlow {tf.__version__}")
+    print(f"load (TFDS)            : {load_s:.1f} s; tokenizer training: {tokenizer_s:.1f} s")
+    print(f"cold pass (read + tokenize + count + fill cache): {cold_s:.2f} s = "
+          f"{stats.total / cold_s:,.0f} examples/s, "
+          f"{stats.kept_target_tokens / cold_s:,.0f} target tokens/s")
+    print(f"\n{'':<24} {'examples/s':>12} {'tgt tokens/s':>14} {'padded tgt/s':>14} "
+          f"{'tgt pad':>8} {'src pad':>8} {'vs train':>9}")
+    print(cached.row(f"cached ({_EPOCHS.value} epochs)"))
+    print(uncached.row("uncached (1 epoch)"))
+    print("epoch times (s)        : cached " + ", ".join(f"{x:.2f}" for x in cached.epoch_seconds)
+          + f"; uncached {uncached.seconds:.2f}")
+    print(f"batches per epoch: {cached.batches / _EPOCHS.value:,.0f}, mean batch "
+          f"{cached.examples / cached.batches:,.1f} examples, "
+          f"{cached.padded_target_tokens / cached.batches:,.0f} padded target tokens")
+    slowest = min(cached.target_tokens / cached.seconds, uncached.target_tokens / uncached.seconds)
+    ratio = slowest / _TRAIN_TPS.value
+    print(f"training step consumes : {_TRAIN_TPS.value:,.0f} target tokens/s "
+          "(--train_tokens_per_second)")
+    print(f"pipeline / train       : {ratio:.1f}x (slowest of cached and uncached) -> "
+          + ("the input pipeline is not the bottleneck" if ratio >= 1 else
+             "THE INPUT PIPELINE WOULD LIMIT TRAINING"))
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,1 @@
+"""ml_collections configuration files; load one with ``--config=configs/NAME.py``."""

@@ -1,0 +1,64 @@
+"""Every configuration key, with its default: the schema the other configs start from.
+
+The returned ConfigDict is locked, so a misspelt key in a config file or on the command line
+(``--config.model.num_layrs=4``) is an error naming the key, never a silently ignored setting.
+``training.config.validate`` checks the values.
+"""
+
+import ml_collections
+
+
+def get_config() -> ml_collections.ConfigDict:
+    config = ml_collections.ConfigDict()
+
+    config.data = ml_collections.ConfigDict()
+    config.data.name = "multi30k/de-en"  # a TFDS name; see data_pipeline.load_translation_splits
+    config.data.data_dir = ""  # TFDS data directory ("" = TFDS default, ~/tensorflow_datasets)
+    config.data.train_split = "train"
+    config.data.validation_split = "validation"
+    config.data.test_split = "test2016"
+    config.data.max_length = 128  # longest kept example in tokens (incl. BOS/EOS); longer: counted
+    config.data.tokens_per_batch = 4096  # batch * padded length <= this, source and target
+    config.data.shuffle_seed = 0
+
+    config.tokenizer = ml_collections.ConfigDict()
+    config.tokenizer.vocab_size = 8000  # joint source+target SentencePiece vocabulary
+    config.tokenizer.model_type = "unigram"  # or "bpe"
+
+    config.model = ml_collections.ConfigDict()
+    config.model.num_layers = 3
+    config.model.d_model = 256
+    config.model.num_heads = 4
+    config.model.d_ff = 1024
+    config.model.dropout = 0.1
+    config.model.shared_embeddings = "all"  # "all" | "target" | "none"
+    config.model.norm_first = False  # post-norm as in the paper
+
+    config.train = ml_collections.ConfigDict()
+    config.train.steps = 10000
+    config.train.warmup_steps = 1000
+    config.train.peak_learning_rate = 0.0  # 0: the paper's d_model^-0.5 * warmup_steps^-0.5
+    config.train.adam_beta1 = 0.9
+    config.train.adam_beta2 = 0.98
+    config.train.adam_epsilon = 1e-9
+    config.train.label_smoothing = 0.1
+    config.train.gradient_clip_norm = 0.0  # 0: no clipping
+    config.train.seed = 0
+    config.train.precision = "float32"  # "float32" | "mixed_bfloat16" | "mixed_float16"
+    config.train.jit_compile = False
+    config.train.distribution = "default"  # "default" | "mirrored" | "multi_worker" | "tpu"
+    config.train.tpu_address = ""
+    config.train.log_every = 50
+    config.train.checkpoint_every = 500
+    config.train.keep_checkpoints = 3
+    config.train.eval_every = 1000
+    config.train.eval_max_sentences = 500  # validation BLEU on the first N sentences (bounded time)
+
+    config.decode = ml_collections.ConfigDict()
+    config.decode.beam_size = 4
+    config.decode.length_penalty = 0.6  # GNMT alpha
+    config.decode.max_length_ratio = 1.5  # output length <= ratio * source length + offset
+    config.decode.max_length_offset = 10
+
+    config.lock()
+    return config

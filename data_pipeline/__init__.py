@@ -1,0 +1,55 @@
+"""Data sets, tokenizers and batches for Transformer translation.
+
+Importing this package registers the TFDS builder `multi30k` (see `data_pipeline.multi30k`).
+
+Example:
+    >>> import data_pipeline as dp
+    >>> splits = dp.load_translation_splits("multi30k/de-en", ["train", "validation"])
+    >>> tok = dp.load_or_train_tokenizer("/tmp/run", splits["train"], vocab_size=8000)
+    >>> batches = dp.make_batches(splits["train"], tok, max_length=128, tokens_per_batch=4096,
+    ...                           shuffle=True, seed=0, repeat=True)
+"""
+
+from data_pipeline import multi30k  # noqa: F401  (registers the `multi30k` TFDS builder)
+from data_pipeline.batching import (
+    BatchStats,
+    bucket_batch_sizes,
+    default_bucket_boundaries,
+    make_batches,
+    make_batches_with_stats,
+)
+from data_pipeline.datasets import load_translation_splits
+from data_pipeline.errors import DataError
+from data_pipeline.multi30k import Multi30k
+from data_pipeline.raw_text import read_lines, read_parallel
+from data_pipeline.tokenizer import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    UNK_ID,
+    Tokenizer,
+    load_or_train_tokenizer,
+    normalize_text,
+    train_sentencepiece,
+)
+
+__all__ = [
+    "BOS_ID",
+    "EOS_ID",
+    "PAD_ID",
+    "UNK_ID",
+    "BatchStats",
+    "DataError",
+    "Multi30k",
+    "Tokenizer",
+    "bucket_batch_sizes",
+    "default_bucket_boundaries",
+    "load_or_train_tokenizer",
+    "load_translation_splits",
+    "make_batches",
+    "make_batches_with_stats",
+    "normalize_text",
+    "read_lines",
+    "read_parallel",
+    "train_sentencepiece",
+]

@@ -1,0 +1,278 @@
+"""Token-budget batches of teacher-forcing examples from (source, target) string pairs.
+
+Each batch is a dict of int32 tensors padded with `PAD_ID`:
+
+* `source`     [B, S]: source ids followed by EOS (the model uses it as is);
+* `target_in`  [B, T]: BOS followed by the target ids (decoder input);
+* `target_out` [B, T]: the target ids followed by EOS (what the decoder must predict).
+
+Pipeline: parallel tokenization of batches of 1,024 pairs -> `cache()` of the tokenized batches
+-> length filter (per batch) -> unbatch -> seeded `shuffle` -> optional `repeat` ->
+`bucket_by_sequence_length` (ragged batches) -> pad each batch to its longest example ->
+`prefetch`.
+
+Shuffling (before bucketing, reshuffled every epoch) is deterministic for a given `seed` and
+TensorFlow global seed.
+
+Lengths count BOS/EOS: an example's length is `max(len(source), len(target_in))`. Examples
+longer than `max_length` are dropped, and counted: one pass over the tokenized data (which
+also fills the cache) computes `BatchStats` and logs "filtered N of M examples ...".
+
+Token budget. Bucket `i` holds lengths in `[b_(i-1), b_i)` and has batch size
+`tokens_per_batch // (b_i - 1)`; a batch is padded to its longest element (< b_i), so
+`B * max(S, T) <= tokens_per_batch` for every batch. The last boundary is `max_length + 1`.
+
+Example:
+    >>> batches = make_batches(pairs, tokenizer, max_length=128, tokens_per_batch=4096,
+    ...                        shuffle=True, seed=0)                  # doctest: +SKIP
+    >>> next(iter(batches))["target_in"].shape                         # e.g. (256, 16)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
+
+_TOKENIZE_BATCH = 1024
+_LENGTH = "length"  # Internal: max(len(source), len(target_in)) of an example.
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchStats:
+    """Counts from the length-filtering pass.
+
+    Example:
+        >>> BatchStats(total=10, kept=9, too_long_source=1, too_long_target=0,
+        ...            max_length=64, kept_target_tokens=120).dropped
+        1
+    """
+
+    total: int
+    kept: int
+    too_long_source: int  # Dropped examples whose source (with EOS) is too long.
+    too_long_target: int  # Dropped examples whose target (with BOS or EOS) is too long.
+    max_length: int
+    kept_target_tokens: int  # Sum of len(target_out) over kept examples (no padding).
+
+    @property
+    def dropped(self) -> int:
+        return self.total - self.kept
+
+
+def default_bucket_boundaries(max_length: int, min_length: int = 8, step: float = 1.1) -> list[int]:
+    """Geometric bucket boundaries ending with `max_length + 1`.
+
+    Example:
+        >>> default_bucket_boundaries(20)
+        [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
+    """
+    boundaries, x = [], min_length
+    while x <= max_length:
+        boundaries.append(x)
+        x = max(x + 1, int(x * step))
+    return boundaries + [max_length + 1]
+
+
+def bucket_batch_sizes(boundaries: Sequence[int], tokens_per_batch: int) -> list[int]:
+    """Batch size per bucket so that batch size * longest possible element <= budget.
+
+    There is one more bucket than boundaries (lengths >= the last boundary); it is empty after
+    filtering and gets batch size 1.
+
+    Example:
+        >>> bucket_batch_sizes([8, 17], 64)
+        [9, 4, 1]
+    """
+    return [tokens_per_batch // (b - 1) for b in boundaries] + [1]
+
+
+def _check_args(max_length, tokens_per_batch, boundaries) -> list[int]:
+    if max_length < 2:
+        raise ValueError(f"max_length must be >= 2 (BOS/EOS count), got {max_length}.")
+    if tokens_per_batch < max_length:
+        raise ValueError(
+            f"tokens_per_batch={tokens_per_batch} is smaller than max_length={max_length}: an "
+            "example of maximal length would not fit in a batch."
+        )
+    if boundaries is None:
+        return default_bucket_boundaries(max_length)
+    boundaries = [int(b) for b in boundaries]
+    if any(b < 2 for b in boundaries) or any(a >= b for a, b in itertools.pairwise(boundaries)):
+        raise ValueError(f"bucket_boundaries must be increasing integers >= 2, got {boundaries}.")
+    if boundaries and boundaries[-1] > max_length + 1:
+        raise ValueError(
+            f"bucket_boundaries must not exceed max_length + 1 = {max_length + 1}, got "
+            f"{boundaries}."
+        )
+    return boundaries if boundaries[-1:] == [max_length + 1] else boundaries + [max_length + 1]
+
+
+def _tokenize_fn(source_tokenizer: Tokenizer, target_tokenizer: Tokenizer):
+    """(source, target) string batches -> a batch of examples (ragged [b, None]) + lengths."""
+
+    def tokenize(source, target):
+        src = source_tokenizer.tokenize(source)
+        tgt = target_tokenizer.tokenize(target)
+        n = tf.shape(source, out_type=tf.int64)[:1]
+        bos = tf.RaggedTensor.from_tensor(tf.fill(tf.concat([n, [1]], 0), BOS_ID))
+        eos = tf.RaggedTensor.from_tensor(tf.fill(tf.concat([n, [1]], 0), EOS_ID))
+        batch = {
+            "source": tf.concat([src, eos], axis=1),
+            "target_in": tf.concat([bos, tgt], axis=1),
+            "target_out": tf.concat([tgt, eos], axis=1),
+        }
+        # Example length (for filtering and bucketing) as a plain scalar per example, so later
+        # per-example steps need not look into the ragged tensors.
+        batch[_LENGTH] = tf.cast(
+            tf.maximum(batch["source"].row_lengths(), batch["target_in"].row_lengths()), tf.int32
+        )
+        return batch
+
+    return tokenize
+
+
+def _side_lengths(batch):
+    return batch["source"].row_lengths(), batch["target_in"].row_lengths()
+
+
+def _length_stats(tokenized_batches: tf.data.Dataset, max_length: int) -> BatchStats:
+    src_lens, tgt_lens = [], []
+    for s, t in tokenized_batches.map(_side_lengths).as_numpy_iterator():
+        src_lens.append(s)
+        tgt_lens.append(t)
+    src = np.concatenate(src_lens) if src_lens else np.zeros([0], np.int64)
+    tgt = np.concatenate(tgt_lens) if tgt_lens else np.zeros([0], np.int64)
+    kept = (src <= max_length) & (tgt <= max_length)
+    return BatchStats(
+        total=int(src.size),
+        kept=int(kept.sum()),
+        too_long_source=int((src > max_length).sum()),
+        too_long_target=int((tgt > max_length).sum()),
+        max_length=max_length,
+        kept_target_tokens=int(tgt[kept].sum()),
+    )
+
+
+def _filter_fn(max_length: int):
+    def keep_short(batch):
+        keep = batch[_LENGTH] <= max_length
+        return {
+            key: tf.ragged.boolean_mask(value, keep) if isinstance(value, tf.RaggedTensor)
+            else tf.boolean_mask(value, keep)
+            for key, value in batch.items()
+        }
+
+    return keep_short
+
+
+def _to_dense(batch):
+    return {
+        key: ids.to_tensor(default_value=PAD_ID) for key, ids in batch.items() if key != _LENGTH
+    }
+
+
+def make_batches_with_stats(
+    pairs: tf.data.Dataset,
+    tokenizer: Tokenizer,
+    *,
+    max_length: int,
+    tokens_per_batch: int,
+    shuffle: bool,
+    seed: int,
+    repeat: bool = False,
+    cache: bool = True,
+    bucket_boundaries: Sequence[int] | None = None,
+    target_tokenizer: Tokenizer | None = None,
+    shuffle_buffer: int = 1_000_000,
+) -> tuple[tf.data.Dataset, BatchStats]:
+    """`make_batches`, also returning the length-filtering counts.
+
+    Example:
+        >>> batches, stats = make_batches_with_stats(pairs, tok, max_length=64,
+        ...     tokens_per_batch=4096, shuffle=False, seed=0)          # doctest: +SKIP
+        >>> stats.dropped, stats.kept                                  # e.g. (12, 28988)
+    """
+    boundaries = _check_args(max_length, tokens_per_batch, bucket_boundaries)
+    spec = pairs.element_spec
+    if not (
+        isinstance(spec, tuple)
+        and len(spec) == 2
+        and all(isinstance(s, tf.TensorSpec) and s.dtype == tf.string and s.shape.rank == 0
+                for s in spec)
+    ):
+        raise ValueError(f"pairs must yield (source, target) tf.string scalars, got {spec}.")
+    tokenize = _tokenize_fn(tokenizer, target_tokenizer or tokenizer)
+    tokenized = pairs.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    if cache:
+        tokenized = tokenized.cache()  # Tokenized batches (ragged).
+    stats = _length_stats(tokenized, max_length)  # Also fills the cache.
+    logging.info(
+        "make_batches: filtered %d of %d examples longer than max_length=%d tokens "
+        "(source too long: %d, target too long: %d); kept %d.",
+        stats.dropped, stats.total, max_length, stats.too_long_source, stats.too_long_target,
+        stats.kept,
+    )
+    if stats.kept == 0:
+        raise ValueError(
+            f"No examples left: all {stats.total} examples are longer than "
+            f"max_length={max_length} (or the data set is empty)."
+        )
+    # Filtering whole batches, then unbatching, is much cheaper than a per-example filter.
+    ds = tokenized.map(_filter_fn(max_length), num_parallel_calls=tf.data.AUTOTUNE).unbatch()
+    if shuffle:
+        ds = ds.shuffle(min(stats.kept, shuffle_buffer), seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        ds = ds.repeat()
+    # Examples are 1-D ragged tensors: bucket them into ragged batches, then pad each batch to
+    # its longest example.
+    ds = ds.bucket_by_sequence_length(
+        element_length_func=lambda example: example[_LENGTH],
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=bucket_batch_sizes(boundaries, tokens_per_batch),
+        no_padding=True,
+    ).map(_to_dense, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE), stats
+
+
+def make_batches(
+    pairs: tf.data.Dataset,
+    tokenizer: Tokenizer,
+    *,
+    max_length: int,
+    tokens_per_batch: int,
+    shuffle: bool,
+    seed: int,
+    repeat: bool = False,
+    cache: bool = True,
+    bucket_boundaries: Sequence[int] | None = None,
+    target_tokenizer: Tokenizer | None = None,
+) -> tf.data.Dataset:
+    """Token-budget batches `{"source", "target_in", "target_out"}`; see the module docstring.
+
+    `tokenizer` is used for both sides unless `target_tokenizer` is given. Filtering counts are
+    logged; use `make_batches_with_stats` to get them as a `BatchStats`.
+
+    Example:
+        >>> train = make_batches(pairs, tok, max_length=128, tokens_per_batch=4096,
+        ...                      shuffle=True, seed=1, repeat=True)    # doctest: +SKIP
+    """
+    batches, _ = make_batches_with_stats(
+        pairs,
+        tokenizer,
+        max_length=max_length,
+        tokens_per_batch=tokens_per_batch,
+        shuffle=shuffle,
+        seed=seed,
+        repeat=repeat,
+        cache=cache,
+        bucket_boundaries=bucket_boundaries,
+        target_tokenizer=target_tokenizer,
+    )
+    return batches

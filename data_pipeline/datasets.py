@@ -1,0 +1,145 @@
+"""One function to load parallel translation data: `load_translation_splits`.
+
+`name` selects the data:
+
+* A TFDS name with its config, `"dataset/config"`, loaded with `as_supervised=True`:
+  `"multi30k/de-en"` (the builder in `data_pipeline.multi30k`), or any translation set of the
+  TFDS catalog such as `"ted_hrlr_translate/pt_to_en"` (the TensorFlow tutorial's set) or
+  `"wmt14_translate/de-en"`. The pair order is the data set's supervised keys, which for these
+  sets is the order written in the name.
+* A user's own corpus of parallel sentence-per-line text files (UTF-8, plain or gzipped;
+  line N of one side translates line N of the other), in one of two forms:
+
+  - `"text:DIR:SRC-TGT"`, e.g. `"text:/data/my_corpus:de-en"`: split `S` is read from
+    `DIR/S.SRC` and `DIR/S.TGT`, each optionally with a `.gz` suffix (`train.de.gz`,
+    `train.en`, ...). The split names are whatever files exist.
+  - `"text"` with `text_corpus={"train": ("train.de", "train.en.gz"), ...}` mapping each split
+    to its (source file, target file).
+
+  Text corpora are read into memory and validated up front (see `data_pipeline.text_corpus`
+  and `data_pipeline.raw_text`): equal line counts on both sides and valid UTF-8, or a
+  `DataError` naming the file. `data_dir` and `rebuild` do not apply to them.
+
+Every returned `tf.data.Dataset` yields `(source, target)` pairs of `tf.string` scalars.
+
+Example:
+    >>> splits = load_translation_splits("multi30k/de-en", ["train", "validation"])
+    >>> de, en = next(iter(splits["validation"]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import tensorflow as tf
+import tensorflow_datasets as tfds
+from absl import logging
+
+from data_pipeline import multi30k
+from data_pipeline import text_corpus as text_corpus_lib
+
+_USAGE = (
+    "Use a TFDS translation set as 'dataset/config' (e.g. 'multi30k/de-en', "
+    "'ted_hrlr_translate/pt_to_en', 'wmt14_translate/de-en'), or your own files: "
+    + text_corpus_lib.USAGE
+)
+
+
+def load_translation_splits(
+    name: str,
+    splits: Sequence[str],
+    data_dir: str | None = None,
+    rebuild: bool = False,
+    *,
+    text_corpus: Mapping[str, tuple[str, str]] | None = None,
+) -> dict[str, tf.data.Dataset]:
+    """Loads the named splits of a translation data set as (source, target) string pairs.
+
+    Args:
+      name: which data set; see the module docstring.
+      splits: split names, e.g. `["train", "validation"]` (TFDS slicing like `"train[:1%]"`
+        works for TFDS sets).
+      data_dir: TFDS data directory (default: TFDS's own default).
+      rebuild: prepare the TFDS data set again (downloading afresh when online) even if it has
+        been prepared before.
+      text_corpus: with `name="text"`, a mapping split -> (source file, target file).
+
+    Returns:
+      A dict split -> `tf.data.Dataset` of `(tf.string, tf.string)` scalar pairs.
+
+    Example:
+        >>> ds = load_translation_splits("text:/data/corpus:de-en", ["train"])["train"]
+        >>> ds = load_translation_splits(
+        ...     "text", ["train"], text_corpus={"train": ("a.de.gz", "a.en.gz")})["train"]
+    """
+    if isinstance(splits, str):
+        raise TypeError(f"splits must be a sequence of split names, not the string {splits!r}.")
+    if name == text_corpus_lib.TEXT or name.startswith(text_corpus_lib.TEXT + ":"):
+        corpus = text_corpus_lib.TextCorpus.from_spec(name, text_corpus)
+        return {split: corpus.load(split) for split in splits}
+    if text_corpus is not None:
+        raise ValueError(f"text_corpus is only used with name='text', not with {name!r}.")
+    return _load_tfds(name, splits, data_dir, rebuild)
+
+
+def _load_tfds(
+    name: str, splits: Sequence[str], data_dir: str | None, rebuild: bool
+) -> dict[str, tf.data.Dataset]:
+    builder = _tfds_builder(name, data_dir)
+    supervised = builder.info.supervised_keys
+    if not (
+        isinstance(supervised, tuple)
+        and len(supervised) == 2
+        and all(isinstance(k, str) for k in supervised)
+        and all(isinstance(builder.info.features[k], tfds.features.Text) for k in supervised)
+    ):
+        raise ValueError(
+            f"{name!r} is not a translation data set: its supervised keys {supervised!r} are "
+            f"not a (source, target) pair of text features. {_USAGE}"
+        )
+    _check_split_names(name, splits, builder)  # Before preparing: fail fast when known.
+    mode = (
+        tfds.download.GenerateMode.FORCE_REDOWNLOAD
+        if rebuild
+        else tfds.download.GenerateMode.REUSE_DATASET_IF_EXISTS
+    )
+    builder.download_and_prepare(download_config=tfds.download.DownloadConfig(download_mode=mode))
+    _check_split_names(name, splits, builder)
+    logging.info("Loaded %s (%s -> %s) from %s", name, *supervised, builder.data_dir)
+    return {
+        split: builder.as_dataset(split=split, as_supervised=True, shuffle_files=False)
+        for split in splits
+    }
+
+
+def _tfds_builder(name: str, data_dir: str | None) -> tfds.core.DatasetBuilder:
+    dataset, _, config = name.partition("/")
+    if dataset == "multi30k":
+        configs = [c.name for c in multi30k.Multi30k.BUILDER_CONFIGS]
+        if config not in configs:
+            raise ValueError(
+                f"Unknown Multi30k language pair {config!r} in {name!r}; available: "
+                f"{', '.join('multi30k/' + c for c in configs)}."
+            )
+    try:
+        return tfds.builder(name, data_dir=data_dir)
+    except tfds.core.registered.DatasetNotFoundError as e:
+        raise ValueError(f"Unknown data set {name!r}. {_USAGE}\nTFDS says: {e}") from e
+    except ValueError as e:
+        raise ValueError(f"Cannot use data set {name!r}: {e}\n{_USAGE}") from e
+
+
+def _check_split_names(name: str, splits: Sequence[str], builder) -> None:
+    if name.startswith("multi30k/"):
+        cfg = builder.builder_config
+        available = multi30k.splits_for(cfg.source, cfg.target)
+    else:
+        available = list(builder.info.splits.keys())
+    if not available:  # Not known before preparation (or under tfds.testing.mock_data).
+        return
+    for split in splits:
+        base = split.split("[")[0]
+        if "+" not in split and base not in available:
+            raise ValueError(
+                f"Unknown split {split!r} for {name!r}; available: {', '.join(available)}."
+            )

@@ -1,0 +1,122 @@
+"""A user's own parallel corpus: sentence-per-line text files (plain or gzipped) per split.
+
+Two ways to name one (both used through `data_pipeline.load_translation_splits`):
+
+* `"text:DIR:SRC-TGT"`: split `S` is the files `DIR/S.SRC` and `DIR/S.TGT`, each optionally
+  gzipped with a `.gz` suffix. The available splits are the file names found in `DIR`.
+* `"text"` plus an explicit mapping `{split: (source_file, target_file)}`.
+
+Files are read with `data_pipeline.raw_text` (strict UTF-8, equal line counts, else a
+`DataError` naming the file and line or both counts) and held in memory.
+
+Example:
+    >>> corpus = TextCorpus.from_spec("text:/data/my_corpus:de-en")  # doctest: +SKIP
+    >>> ds = corpus.load("train")  # (German, English) tf.string pairs  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+
+import tensorflow as tf
+from absl import logging
+
+from data_pipeline import raw_text
+from data_pipeline.errors import DataError, missing_files_message
+
+TEXT = "text"
+USAGE = (
+    "'text:DIR:SRC-TGT' reads split S from DIR/S.SRC[.gz] and DIR/S.TGT[.gz]; "
+    "'text' with text_corpus={split: (source_file, target_file)} names the files."
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class TextCorpus:
+    """Split name -> (source file, target file); `None` marks a side that was not found."""
+
+    files: Mapping[str, tuple[str | None, str | None]]
+    origin: str  # Where the files were looked for, for messages.
+
+    @classmethod
+    def from_spec(
+        cls, name: str, text_corpus: Mapping[str, tuple[str, str]] | None = None
+    ) -> TextCorpus:
+        """Resolves `"text"` + `text_corpus` or `"text:DIR:SRC-TGT"` to files.
+
+        Example:
+            >>> TextCorpus.from_spec("text", {"train": ("a.de", "a.en")}).files
+            {'train': ('a.de', 'a.en')}
+        """
+        if name == TEXT:
+            if not text_corpus:
+                raise ValueError(f"name='text' needs text_corpus. {USAGE}")
+            files = {}
+            for split, pair in text_corpus.items():
+                if isinstance(pair, str | bytes) or len(pair) != 2:
+                    raise ValueError(
+                        f"text_corpus[{split!r}] must be a (source_file, target_file) pair, "
+                        f"got {pair!r}."
+                    )
+                files[split] = (os.fspath(pair[0]), os.fspath(pair[1]))
+            return cls(files, "text_corpus")
+        if text_corpus is not None:
+            raise ValueError(f"text_corpus is only used with name='text', not {name!r}.")
+        if not name.startswith(TEXT + ":"):
+            raise ValueError(f"Not a text corpus: {name!r}. {USAGE}")
+        directory, _, pair = name[len(TEXT) + 1 :].rpartition(":")
+        source, _, target = pair.partition("-")
+        if not (directory and source and target) or "-" in target or source == target:
+            raise ValueError(f"Cannot parse {name!r}. {USAGE}")
+        if not tf.io.gfile.isdir(directory):
+            raise DataError(f"Text corpus directory {directory} (from {name!r}) does not exist.")
+        sides: dict[str, dict[str, str]] = {}
+        for file in sorted(tf.io.gfile.listdir(directory)):
+            stem = file.removesuffix(".gz")
+            split, _, lang = stem.rpartition(".")
+            if split and lang in (source, target):
+                sides.setdefault(split, {}).setdefault(lang, os.path.join(directory, file))
+        files = {split: (s.get(source), s.get(target)) for split, s in sides.items()}
+        origin = f"{directory} (files <split>.{source}[.gz] and <split>.{target}[.gz])"
+        return cls(files, origin)
+
+    @property
+    def splits(self) -> list[str]:
+        """Splits with both sides present.
+
+        Example:
+            >>> TextCorpus({"train": ("a.de", "a.en"), "dev": ("b.de", None)}, "x").splits
+            ['train']
+        """
+        return sorted(s for s, (a, b) in self.files.items() if a and b)
+
+    def load(self, split: str) -> tf.data.Dataset:
+        """Reads and validates one split; returns a dataset of (source, target) tf.string pairs.
+
+        Example:
+            >>> TextCorpus.from_spec("text", {"train": ("a.de", "a.en")}).load("train")
+            ... # doctest: +SKIP
+        """
+        if split not in self.files:
+            raise ValueError(
+                f"Unknown split {split!r} in {self.origin}; available: "
+                f"{', '.join(self.splits) or 'none'}."
+            )
+        source_path, target_path = self.files[split]
+        if not (source_path and target_path):
+            missing = [f"{split} {side}" for side, p in zip(("source", "target"),
+                       (source_path, target_path), strict=True) if not p]
+            raise DataError(
+                missing_files_message(missing, self.origin, "Add the file, or choose a split "
+                                      f"among: {', '.join(self.splits) or 'none'}.")
+            )
+        source_lines, target_lines = raw_text.read_parallel(source_path, target_path)
+        logging.info(
+            "Read %d sentence pairs for split %r from %s and %s",
+            len(source_lines), split, source_path, target_path,
+        )
+        return tf.data.Dataset.from_tensor_slices(
+            (tf.constant(source_lines, tf.string), tf.constant(target_lines, tf.string))
+        )

@@ -1,0 +1,307 @@
+"""SentencePiece tokenizers: trained with `sentencepiece`, applied in-graph with tensorflow_text.
+
+Special ids are fixed here and shared by training, decoding and export: `PAD_ID = 0`,
+`UNK_ID = 1`, `BOS_ID = 2`, `EOS_ID = 3`.
+
+Normalisation. Models are trained with `normalization_rule_name="identity"` (no Unicode
+normalisation, case and punctuation kept as written) and `byte_fallback=True` (characters not
+in the vocabulary are encoded as UTF-8 bytes, never as <unk>). The one normalisation is
+SentencePiece's whitespace handling: leading and trailing spaces are removed and runs of
+spaces collapse to one; `normalize_text` does exactly that. So for every string `s`,
+`detokenize(tokenize(s)) == normalize_text(s)`.
+
+`Tokenizer` is a `tf.Module` wrapping `tensorflow_text.SentencepieceTokenizer` built from the
+serialized model, so it works inside `tf.function` and `tf.data`, and a SavedModel that tracks
+it tokenizes and detokenizes without Python.
+
+Example:
+    >>> tok = load_or_train_tokenizer("/tmp/run", train_pairs, vocab_size=8000)  # doctest: +SKIP
+    >>> ids = tok.tokenize(["Ein Hund läuft."])          # RaggedTensor, no BOS/EOS
+    >>> tok.detokenize(ids)                              # [b'Ein Hund l\\xc3\\xa4uft.']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+
+import sentencepiece as spm
+import tensorflow as tf
+import tensorflow_text as tf_text
+from absl import logging
+from sentencepiece import sentencepiece_model_pb2
+from tensorflow_text.python.ops import sentencepiece_tokenizer as _sentencepiece_ops
+
+PAD_ID = 0
+UNK_ID = 1
+BOS_ID = 2
+EOS_ID = 3
+_SPECIAL_PIECES = {PAD_ID: "<pad>", UNK_ID: "<unk>", BOS_ID: "<s>", EOS_ID: "</s>"}
+MODEL_TYPES = ("unigram", "bpe")
+_SIDES = ("joint", "source", "target")
+_SPACES = re.compile(" +")
+
+
+def normalize_text(text: str) -> str:
+    """The one normalisation of the round trip: strip spaces, collapse runs of spaces.
+
+    Example:
+        >>> normalize_text("  Ein  Hund . ")
+        'Ein Hund .'
+    """
+    return _SPACES.sub(" ", text.strip(" "))
+
+
+def train_sentencepiece(
+    sentences: Iterable[str],
+    model_prefix: str,
+    vocab_size: int,
+    model_type: str = "unigram",
+    character_coverage: float = 1.0,
+    *,
+    input_sentence_size: int = 0,
+    seed: int = 0,
+    num_threads: int | None = None,
+) -> str:
+    """Trains a SentencePiece model and returns the path of `{model_prefix}.model`.
+
+    Training goes to a temporary prefix; `.vocab` then `.model` are moved into place with
+    `os.replace`, so a `.model` file that exists is always complete. `model_prefix` must be a
+    local path. `input_sentence_size > 0` trains on a random sample of that many sentences.
+
+    Example:
+        >>> path = train_sentencepiece(["Ein Hund.", "A dog."] * 100, "/tmp/spm", 300)
+        ... # doctest: +SKIP
+    """
+    if model_type not in MODEL_TYPES:
+        raise ValueError(f"model_type must be one of {MODEL_TYPES}, got {model_type!r}.")
+    if vocab_size < 4 + 256 + 1:
+        raise ValueError(
+            f"vocab_size={vocab_size} is too small: 4 special pieces and 256 byte pieces "
+            "(byte fallback) come first; use at least 261 (usually thousands)."
+        )
+    directory = os.path.dirname(os.path.abspath(model_prefix))
+    os.makedirs(directory, exist_ok=True)
+    tmp_prefix = f"{model_prefix}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    spm.set_random_generator_seed(seed)  # Sampling and shuffling of input sentences.
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences),
+            model_prefix=tmp_prefix,
+            vocab_size=vocab_size,
+            model_type=model_type,
+            character_coverage=character_coverage,
+            pad_id=PAD_ID,
+            unk_id=UNK_ID,
+            bos_id=BOS_ID,
+            eos_id=EOS_ID,
+            normalization_rule_name="identity",
+            byte_fallback=True,
+            input_sentence_size=input_sentence_size,
+            shuffle_input_sentence=True,
+            num_threads=num_threads or os.cpu_count() or 1,
+            minloglevel=2,
+        )
+        for ext in (".vocab", ".model"):
+            os.replace(tmp_prefix + ext, model_prefix + ext)
+    except RuntimeError as e:
+        raise ValueError(
+            f"SentencePiece training failed for vocab_size={vocab_size}, "
+            f"model_type={model_type!r}: {e}. If the vocabulary is too large for this "
+            "training text, choose a smaller vocab_size."
+        ) from e
+    finally:
+        for ext in (".vocab", ".model"):
+            if os.path.exists(tmp_prefix + ext):
+                os.remove(tmp_prefix + ext)
+    return model_prefix + ".model"
+
+
+class _SharedSentencepieceModel(tf.saved_model.experimental.TrackableResource):
+    """The SentencePiece model resource, shared by name so that it survives kernel-cache clears."""
+
+    def __init__(self, model_proto: bytes):
+        super().__init__()
+        self._model = model_proto
+        self._shared_name = "data_pipeline_spm_" + hashlib.sha256(model_proto).hexdigest()[:32]
+        _ = self.resource_handle  # Creates the resource now.
+
+    def _create_resource(self):
+        return _sentencepiece_ops.gen_sentencepiece_tokenizer.sentencepiece_op(
+            model=self._model, shared_name=self._shared_name
+        )
+
+
+class Tokenizer(tf.Module):
+    """In-graph SentencePiece tokenizer with the shared special ids (trackable by SavedModel).
+
+    Example:
+        >>> tok = Tokenizer.from_file("/tmp/run/spm.model")  # doctest: +SKIP
+        >>> ids = tok.tokenize(tf.constant(["A dog runs."]))    # RaggedTensor [1, None]
+        >>> tok.detokenize(ids)                                  # [b'A dog runs.']
+    """
+
+    def __init__(self, model_proto: bytes, name: str = "tokenizer"):
+        super().__init__(name=name)
+        proto = sentencepiece_model_pb2.ModelProto()
+        proto.ParseFromString(model_proto)
+        pieces = [p.piece for p in proto.pieces[: len(_SPECIAL_PIECES)]]
+        if pieces != list(_SPECIAL_PIECES.values()):
+            raise ValueError(
+                f"SentencePiece model starts with pieces {pieces}, expected "
+                f"{list(_SPECIAL_PIECES.values())}: it was not trained with pad/unk/bos/eos ids "
+                f"{PAD_ID}/{UNK_ID}/{BOS_ID}/{EOS_ID}."
+            )
+        self._vocab_size = len(proto.pieces)
+        self._model_type = proto.trainer_spec.ModelType.Name(proto.trainer_spec.model_type).lower()
+        self.sentencepiece = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+        # tensorflow_text keeps the model in a resource owned by the op's eager kernel, and
+        # `tf.random.set_seed` (also `keras.utils.set_random_seed`) clears the eager kernel cache,
+        # which deletes that resource: every later call would fail with "Resource ... does not
+        # exist". A resource with a shared name (one per model content) outlives its kernel.
+        self.sentencepiece._model_resource = _SharedSentencepieceModel(model_proto)
+        self._model_proto = model_proto
+
+    @classmethod
+    def from_file(cls, path: str) -> Tokenizer:
+        """Loads a `.model` file (local or any `tf.io.gfile` path).
+
+        Example:
+            >>> tok = Tokenizer.from_file("/tmp/run/spm.model")  # doctest: +SKIP
+        """
+        with tf.io.gfile.GFile(path, "rb") as f:
+            return cls(f.read())
+
+    @property
+    def model_proto(self) -> bytes:
+        """The serialized SentencePiece model (the contents of the `.model` file).
+
+        Example:
+            >>> Tokenizer(tok.model_proto).vocab_size == tok.vocab_size  # doctest: +SKIP
+            True
+        """
+        return self._model_proto
+
+    @property
+    def model_type(self) -> str:
+        """The SentencePiece model type, e.g. "unigram" or "bpe".
+
+        Example:
+            >>> tok.model_type  # doctest: +SKIP
+            'unigram'
+        """
+        return self._model_type
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids, special ones included (ids are 0 .. vocab_size - 1).
+
+        Example:
+            >>> tok.vocab_size  # doctest: +SKIP
+            8000
+        """
+        return self._vocab_size
+
+    def tokenize(self, strings) -> tf.RaggedTensor:
+        """Strings -> int32 ids, without BOS/EOS; a [N] input gives a RaggedTensor [N, None].
+
+        Example:
+            >>> tok.tokenize(["Ein Hund."]).to_list()  # doctest: +SKIP
+            [[412, 97, 5]]
+        """
+        return self.sentencepiece.tokenize(strings)
+
+    def detokenize(self, ids) -> tf.Tensor:
+        """Ids ([T] or [N, T], dense or ragged) -> strings ([] or [N]).
+
+        PAD and BOS are ignored, and each row ends at its first EOS (which, with everything
+        after it, is dropped), so decoder output can be passed as is.
+
+        Example:
+            >>> tok.detokenize([[BOS_ID, 412, 97, 5, EOS_ID, 77, PAD_ID]])  # doctest: +SKIP
+            <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'Ein Hund.'], dtype=object)>
+        """
+        if isinstance(ids, tf.RaggedTensor):
+            ids = ids.to_tensor(default_value=PAD_ID)
+        ids = tf.cast(tf.convert_to_tensor(ids), tf.int32)
+        rank = ids.shape.rank
+        if rank not in (1, 2):
+            raise ValueError(f"detokenize expects ids of rank 1 or 2, got shape {ids.shape}.")
+        if rank == 1:
+            ids = ids[tf.newaxis]
+        before_eos = tf.math.cumsum(tf.cast(ids == EOS_ID, tf.int32), axis=1) == 0
+        keep = before_eos & (ids != PAD_ID) & (ids != BOS_ID)
+        text = self.sentencepiece.detokenize(tf.ragged.boolean_mask(ids, keep))
+        return text[0] if rank == 1 else text
+
+    def id_to_piece(self, ids) -> tf.Tensor:
+        """Ids -> their SentencePiece pieces as tf.string (same shape).
+
+        Example:
+            >>> tok.id_to_piece([BOS_ID, EOS_ID]).numpy()  # doctest: +SKIP
+            array([b'<s>', b'</s>'], dtype=object)
+        """
+        return self.sentencepiece.id_to_string(ids)
+
+
+def _sentences(pairs: tf.data.Dataset, side: str, counter: list[int]) -> Iterator[str]:
+    for source, target in pairs.batch(4096).as_numpy_iterator():
+        counter[0] += len(source)
+        if side in ("joint", "source"):
+            yield from (s.decode("utf-8") for s in source)
+        if side in ("joint", "target"):
+            yield from (t.decode("utf-8") for t in target)
+
+
+def load_or_train_tokenizer(
+    workdir: str,
+    train_dataset: tf.data.Dataset,
+    vocab_size: int,
+    model_type: str = "unigram",
+    *,
+    side: str = "joint",
+    character_coverage: float = 1.0,
+    input_sentence_size: int = 0,
+    seed: int = 0,
+) -> Tokenizer:
+    """Loads `workdir/spm.model`, or first trains it on the (source, target) training pairs.
+
+    `side="joint"` (default) trains one vocabulary on source and target sentences together
+    (`spm.model`); `"source"` / `"target"` train on one side only (`spm_source.model` /
+    `spm_target.model`), for separate vocabularies. Pass the training split only.
+
+    Example:
+        >>> train = load_translation_splits("multi30k/de-en", ["train"])["train"]
+        >>> tok = load_or_train_tokenizer("/tmp/run", train, vocab_size=8000)  # doctest: +SKIP
+    """
+    if side not in _SIDES:
+        raise ValueError(f"side must be one of {_SIDES}, got {side!r}.")
+    prefix = os.path.join(workdir, "spm" if side == "joint" else f"spm_{side}")
+    path = prefix + ".model"
+    if tf.io.gfile.exists(path):
+        tokenizer = Tokenizer.from_file(path)
+        if (tokenizer.vocab_size, tokenizer.model_type) != (vocab_size, model_type):
+            raise ValueError(
+                f"{path} is a {tokenizer.model_type} model with {tokenizer.vocab_size} pieces, but "
+                f"a {model_type} model with vocab_size={vocab_size} was asked for; delete the "
+                "file to train a new one, or use another workdir."
+            )
+        logging.info("Loaded SentencePiece model %s (vocab %d)", path, tokenizer.vocab_size)
+        return tokenizer
+    logging.info(
+        "Training a %s SentencePiece model (%s, vocab %d) on the training split -> %s",
+        model_type, side, vocab_size, path,
+    )
+    start, counter = time.perf_counter(), [0]
+    train_sentencepiece(
+        _sentences(train_dataset, side, counter), prefix, vocab_size, model_type,
+        character_coverage, input_sentence_size=input_sentence_size, seed=seed,
+    )
+    logging.info(
+        "Trained %s on %d sentence pairs in %.1f s", path, counter[0], time.perf_counter() - start
+    )
+    return Tokenizer.from_file(path)

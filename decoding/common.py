@@ -1,0 +1,97 @@
+"""What every search shares: special ids, output length limits, tokens never generated, trimming.
+
+Output length limit of each sentence (its real length ``n`` counts the non-padding source tokens)::
+
+    limit = min(max_length, round(max_length_ratio * n + max_length_offset))   # at least 1
+
+so a sentence decodes the same alone or padded inside a batch of longer ones. Searches allocate
+their key/value cache for the limit of the *padded* source length (a static shape under XLA, and
+never below any sentence's limit) and stop as soon as every sentence has finished.
+
+Example:
+    >>> limits, buffer_length = output_length_limits(
+    ...     tf.constant([[5, 6, 7, 0], [5, 6, 7, 8]]), max_length=None, max_length_ratio=1.5,
+    ...     max_length_offset=10, pad_id=0)
+    >>> limits.numpy(), buffer_length
+    (array([14, 16], dtype=int32), 16)
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+# The tokenizer's special ids (``data_pipeline/tokenizer.py`` defines the same values).
+PAD_ID = 0
+BOS_ID = 2
+EOS_ID = 3
+
+
+def check_length_options(
+    max_length: int | None, max_length_ratio: float, max_length_offset: float
+) -> None:
+    """Raises a ValueError for a non-positive ``max_length`` or a negative ratio or offset."""
+    if max_length is not None and (not isinstance(max_length, int) or max_length <= 0):
+        raise ValueError(f"max_length must be a positive integer or None, got {max_length!r}.")
+    if max_length_ratio < 0 or max_length_offset < 0:
+        raise ValueError(
+            f"max_length_ratio ({max_length_ratio}) and max_length_offset ({max_length_offset}) "
+            "must not be negative."
+        )
+
+
+def _length_limit(
+    source_length: tf.Tensor, max_length: int | None, ratio: float, offset: float
+) -> tf.Tensor:
+    limit = tf.round(ratio * tf.cast(source_length, tf.float32) + offset)
+    limit = tf.maximum(tf.cast(limit, tf.int32), 1)
+    return limit if max_length is None else tf.minimum(limit, max_length)
+
+
+def output_length_limits(
+    source_ids: tf.Tensor,
+    *,
+    max_length: int | None,
+    max_length_ratio: float,
+    max_length_offset: float,
+    pad_id: int,
+) -> tuple[tf.Tensor, int | tf.Tensor]:
+    """Returns each sentence's output length limit and the cache length a search allocates.
+
+    Args:
+        source_ids: ``(batch, source_len)`` int32 ids, padded with ``pad_id`` at the end.
+
+    Returns:
+        ``limits``, int32 ``(batch,)``, and ``buffer_length``, the limit of the padded
+        ``source_len`` (a Python int when ``source_len`` is static), never below any limit.
+    """
+    check_length_options(max_length, max_length_ratio, max_length_offset)
+    padded_length = source_ids.shape[1]
+    if padded_length is None:
+        buffer_length = _length_limit(
+            tf.shape(source_ids)[1], max_length, max_length_ratio, max_length_offset
+        )
+    else:
+        buffer_length = max(1, round(max_length_ratio * padded_length + max_length_offset))
+        buffer_length = buffer_length if max_length is None else min(buffer_length, max_length)
+    real_lengths = tf.reduce_sum(tf.cast(source_ids != pad_id, tf.int32), axis=1)
+    limits = _length_limit(real_lengths, max_length, max_length_ratio, max_length_offset)
+    return tf.minimum(limits, buffer_length), buffer_length
+
+
+def forbid_tokens(scores: tf.Tensor, token_ids: list[int]) -> tf.Tensor:
+    """Sets ``scores[..., id]`` to -inf for each id: a search never generates padding or BOS.
+
+    Padding is also what fills a finished output, so generating it would make outputs ambiguous.
+    """
+    vocab_size = scores.shape[-1]
+    forbidden = tf.reduce_any(tf.range(vocab_size)[:, tf.newaxis] == token_ids, axis=1)  # (V,)
+    return tf.where(forbidden, tf.constant(-float("inf"), scores.dtype), scores)
+
+
+def trim_output(ids: tf.Tensor, pad_id: int) -> tf.Tensor:
+    """Drops the trailing columns that hold only padding: ``(batch, n)`` -> ``(batch, out_len)``.
+
+    Searches never generate ``pad_id``, so the longest row has ``out_len`` non-padding ids.
+    """
+    out_len = tf.reduce_max(tf.reduce_sum(tf.cast(ids != pad_id, tf.int32), axis=1))
+    return ids[:, :out_len]

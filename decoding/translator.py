@@ -1,0 +1,110 @@
+"""Strings in, strings out: tokenization, search and detokenization in one TensorFlow graph.
+
+The same ``Translator.translate_batch`` graph serves validation during training, ``translate.py``,
+``evaluate.py`` and the exported SavedModel, so they all give the same translations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import tensorflow as tf
+from tqdm import tqdm
+
+from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID
+from decoding.search import decode
+
+
+def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
+    """``(batch,)`` strings -> ``(batch, length)`` int32 source ids as in training: the pieces,
+    truncated to ``max_source_length - 1``, then EOS, padded with PAD."""
+    pieces = tokenizer.tokenize(text)[:, : max_source_length - 1]
+    eos = tf.fill([pieces.nrows(), 1], tf.constant(EOS_ID, pieces.dtype))
+    return tf.cast(tf.concat([pieces, eos], axis=1).to_tensor(PAD_ID), tf.int32)
+
+
+class Translator(tf.Module):
+    """Translates sentences with a trained model and its tokenizer.
+
+    Args:
+        model: a :class:`transformer.Transformer`.
+        tokenizer: a :class:`data_pipeline.Tokenizer` (tokenize / detokenize in-graph).
+        beam_size: 1 for greedy search.
+        length_penalty: GNMT alpha for beam search.
+        max_length_ratio, max_length_offset: output length <= ratio * source length + offset.
+        max_source_length: longer inputs are truncated to this many tokens.
+
+    Example:
+        >>> translator = Translator(model, tokenizer, beam_size=4)
+        >>> translator.translate(["Ein Hund rennt."])
+        ['A dog is running.']
+    """
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        beam_size: int = 4,
+        length_penalty: float = 0.6,
+        max_length_ratio: float = 1.5,
+        max_length_offset: float = 10,
+        max_source_length: int = 256,
+    ) -> None:
+        super().__init__()
+        self.model, self.tokenizer = model, tokenizer
+        self.beam_size, self.length_penalty = beam_size, length_penalty
+        self.max_length_ratio, self.max_length_offset = max_length_ratio, max_length_offset
+        self.max_source_length = max_source_length
+
+    def source_lengths(self, sentences: Sequence[str]) -> list[int]:
+        """Token counts of ``sentences`` without EOS (to detect truncation)."""
+        return self.tokenizer.tokenize(tf.constant(list(sentences))).row_lengths().numpy().tolist()
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def translate_batch(self, text: tf.Tensor) -> tf.Tensor:
+        """``(batch,)`` tf.string sentences -> ``(batch,)`` tf.string translations."""
+        source_ids = encode_sources(self.tokenizer, text, self.max_source_length)
+        output_ids = decode(
+            self.model,
+            source_ids,
+            beam_size=self.beam_size,
+            length_penalty=self.length_penalty,
+            max_length_ratio=self.max_length_ratio,
+            max_length_offset=self.max_length_offset,
+            bos_id=BOS_ID,
+            eos_id=EOS_ID,
+            pad_id=PAD_ID,
+        )
+        return self.tokenizer.detokenize(output_ids)
+
+    def translate(
+        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+    ) -> list[str]:
+        """Translates ``sentences`` in batches of similar length, keeping their order."""
+        return translate_in_batches(self.translate_batch, sentences, batch_size, progress)
+
+
+def translate_in_batches(
+    translate_batch: Callable[[tf.Tensor], tf.Tensor],
+    sentences: Sequence[str],
+    batch_size: int = 64,
+    progress: bool = True,
+) -> list[str]:
+    """Runs ``translate_batch`` over batches of similar length, with a progress bar; the
+    translations come back in the order of ``sentences``."""
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    translations: list[str] = [""] * len(sentences)
+    with tqdm(
+        total=len(sentences),
+        desc="translate",
+        unit="sent",
+        disable=not progress,
+        dynamic_ncols=True,
+    ) as bar:
+        for start in range(0, len(order), batch_size):
+            indices = order[start : start + batch_size]
+            outputs = translate_batch(tf.constant([sentences[i] for i in indices]))
+            for index, output in zip(indices, outputs.numpy(), strict=True):
+                translations[index] = output.decode("utf-8", errors="replace")
+            bar.update(len(indices))
+    return translations

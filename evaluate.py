@@ -1,0 +1,37 @@
+"""Scores a trained model: ``python evaluate.py --workdir=DIR --split=test2016``.
+
+Translates the split, writes the hypotheses and the raw references under ``DIR/eval/``, and
+prints sacreBLEU and chrF (detokenized, cased) with their signatures.
+"""
+
+from absl import flags
+
+from cli import define_translator_flags, run_main
+from inference.evaluation import evaluate_split
+from inference.loading import load_config
+
+_WORKDIR, load_translator = define_translator_flags()
+_SPLIT = flags.DEFINE_string("split", "test2016", "Split of the config's data set.")
+_DATA = flags.DEFINE_string("data", None, "Data set name (default: the config's data.name).")
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    config = load_config(_WORKDIR.value)
+    translator, checkpoint = load_translator()
+    print(
+        f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {_SPLIT.value} "
+        f"(beam {translator.beam_size}, length penalty {translator.length_penalty})."
+    )
+    result = evaluate_split(
+        translator,
+        _DATA.value or config.data.name,
+        _SPLIT.value,
+        output_dir=f"{_WORKDIR.value}/eval",
+        data_dir=config.data.data_dir or None,
+    )
+    print(result.report())
+
+
+if __name__ == "__main__":
+    run_main(main)

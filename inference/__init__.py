@@ -1,0 +1,1 @@
+"""Using a trained work directory: load it, evaluate BLEU, export a SavedModel."""

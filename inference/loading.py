@@ -1,0 +1,106 @@
+"""Loads a training work directory (config, tokenizer, best or latest checkpoint)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import ml_collections
+import tensorflow as tf
+
+from data_pipeline import Tokenizer
+from decoding.translator import Translator, translate_in_batches
+from training.checkpoints import model_variables
+from training.trainer import build_model
+from transformer import Transformer
+
+CHECKPOINT_CHOICES = ("best", "latest", "averaged")
+
+
+def load_config(workdir: str) -> ml_collections.ConfigDict:
+    path = os.path.join(workdir, "config.json")
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"{workdir} is not a training work directory (no config.json); train first with "
+            f"`python train.py --config=configs/multi30k_de_en.py --workdir={workdir}`."
+        )
+    with open(path, encoding="utf-8") as file:
+        return ml_collections.ConfigDict(json.load(file))
+
+
+def checkpoint_path(workdir: str, which: str = "best") -> str:
+    """The checkpoint to use: ``best`` by validation BLEU (falling back to the latest),
+    ``latest``, or ``averaged`` (written by average_checkpoints.py)."""
+    if which not in CHECKPOINT_CHOICES:
+        raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}.")
+    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))
+    if which == "best":
+        path = tf.train.latest_checkpoint(os.path.join(workdir, "best")) or latest
+    elif which == "averaged":
+        path = tf.train.latest_checkpoint(os.path.join(workdir, "averaged"))
+    else:
+        path = latest
+    if path is None:
+        raise FileNotFoundError(
+            f"No {which} checkpoint in {workdir}; train first (or wait for the first checkpoint "
+            "of a running training; for 'averaged' run average_checkpoints.py)."
+        )
+    return path
+
+
+def build_workdir_model(workdir: str) -> tuple[Transformer, Tokenizer]:
+    """The float32 model of a work directory's config (untrained weights) and its tokenizer."""
+    config = load_config(workdir)
+    tokenizer = Tokenizer.from_file(os.path.join(workdir, "spm.model"))
+    return build_model(config, tokenizer.vocab_size), tokenizer
+
+
+def load_model(workdir: str, which: str = "best") -> tuple[Transformer, Tokenizer, str]:
+    """Returns ``(model, tokenizer, checkpoint path)`` of a work directory, in float32."""
+    model, tokenizer = build_workdir_model(workdir)
+    path = checkpoint_path(workdir, which)
+    checkpoint = tf.train.Checkpoint(model=model_variables(model))
+    checkpoint.restore(path).expect_partial().assert_existing_objects_matched()
+    return model, tokenizer, path
+
+
+def load_translator(
+    workdir: str,
+    which: str = "best",
+    beam_size: int | None = None,
+    length_penalty: float | None = None,
+) -> tuple[Translator, str]:
+    """A :class:`Translator` for a work directory; decoding options default to its config."""
+    config = load_config(workdir)
+    model, tokenizer, path = load_model(workdir, which)
+    translator = Translator(
+        model,
+        tokenizer,
+        beam_size=config.decode.beam_size if beam_size is None else beam_size,
+        length_penalty=config.decode.length_penalty if length_penalty is None else length_penalty,
+        max_length_ratio=config.decode.max_length_ratio,
+        max_length_offset=config.decode.max_length_offset,
+        max_source_length=config.data.max_length,
+    )
+    return translator, path
+
+
+class SavedModelTranslator:
+    """Translates with an exported SavedModel (see ``export.py``); no project code needed to run
+    it, but the same ``translate`` interface as :class:`Translator`."""
+
+    def __init__(self, path: str) -> None:
+        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph uses)
+
+        if not tf.saved_model.contains_saved_model(path):
+            raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
+        self.loaded = tf.saved_model.load(path)
+        self.serve = self.loaded.signatures["serving_default"]
+        self.beam_size = int(self.loaded.beam_size_variable.numpy())
+
+    def translate(
+        self, sentences: list[str], batch_size: int = 64, progress: bool = True
+    ) -> list[str]:
+        return translate_in_batches(
+            lambda batch: self.serve(text=batch)["translation"], sentences, batch_size, progress
+        )

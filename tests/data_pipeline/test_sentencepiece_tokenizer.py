@@ -1,0 +1,165 @@
+"""SentencePiece training, in-graph tokenization, the lossless round trip and special ids."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import data_pipeline as dp
+from data_pipeline import tokenizer as tokenizer_lib
+
+
+def _round_trip(tok: dp.Tokenizer, sentences: list[str]) -> list[str]:
+    ids = tok.tokenize(tf.constant(sentences))
+    return [s.decode("utf-8") for s in tok.detokenize(ids).numpy()]
+
+
+def test_special_ids():
+    assert (dp.PAD_ID, dp.UNK_ID, dp.BOS_ID, dp.EOS_ID) == (0, 1, 2, 3)
+
+
+def test_model_file_and_vocabulary(tokenizer):
+    assert tokenizer.vocab_size == 2000
+    assert tokenizer.model_type == "unigram"
+    pieces = tokenizer.id_to_piece(tf.constant([0, 1, 2, 3])).numpy().tolist()
+    assert pieces == [b"<pad>", b"<unk>", b"<s>", b"</s>"]
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["de", "en"])
+def test_lossless_round_trip_on_validation(side, tokenizer, de_en_pairs):
+    sentences = [pair[side] for pair in de_en_pairs["validation"]]
+    assert len(sentences) == 1014
+    decoded = _round_trip(tokenizer, sentences)
+    mismatches = [
+        (s, d) for s, d in zip(sentences, decoded, strict=True) if d != dp.normalize_text(s)
+    ]
+    assert not mismatches
+    assert any(s != s.lower() for s in decoded)  # Case is kept.
+
+
+def test_ids_inside_vocabulary_without_specials(tokenizer, de_en_pairs):
+    sentences = tf.constant([s for pair in de_en_pairs["validation"] for s in pair])
+    ids = tokenizer.tokenize(sentences)
+    assert isinstance(ids, tf.RaggedTensor) and ids.dtype == tf.int32
+    flat = ids.flat_values.numpy()
+    assert flat.min() > dp.EOS_ID and flat.max() < tokenizer.vocab_size
+    assert (flat != dp.UNK_ID).all()
+
+
+def test_unseen_characters_use_byte_fallback(tokenizer):
+    sentences = ["Ein Schneemann ☃ und 日本語!", "tab\there", "x\u00a0y"]
+    assert _round_trip(tokenizer, sentences) == sentences
+
+
+def test_normalisation_is_whitespace_only(tokenizer):
+    assert _round_trip(tokenizer, ["  Ein  Hund   läuft. "]) == ["Ein Hund läuft."]
+    assert dp.normalize_text("  Ein  Hund   läuft. ") == "Ein Hund läuft."
+
+
+def test_detokenize_strips_special_ids(tokenizer):
+    ids = tokenizer.tokenize(tf.constant(["Ein Hund läuft.", "A dog."]))
+    a, b = (row.numpy().tolist() for row in ids)
+    bos, eos, pad = dp.BOS_ID, dp.EOS_ID, dp.PAD_ID
+    dense = tf.constant(
+        [[bos, *a, eos, 17, 99, pad], [bos, *b, eos] + [pad] * (len(a) + 3 - len(b))]
+    )
+    expected = [b"Ein Hund l\xc3\xa4uft.", b"A dog."]
+    assert tokenizer.detokenize(dense).numpy().tolist() == expected
+    ragged = tf.ragged.constant([[bos, *a, eos, 5], [*b, eos]])
+    assert tokenizer.detokenize(ragged).numpy().tolist() == expected
+    assert tokenizer.detokenize(tf.constant([*a, eos, 9, 9])).numpy() == expected[0]
+    assert tokenizer.detokenize(np.array([a], np.int64)).numpy().tolist() == expected[:1]
+
+
+def test_usable_in_tf_function_and_tf_data(tokenizer):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def round_trip(strings):
+        return tokenizer.detokenize(tokenizer.tokenize(strings))
+
+    assert round_trip(tf.constant(["Zwei Hunde."])).numpy().tolist() == [b"Zwei Hunde."]
+    ds = tf.data.Dataset.from_tensor_slices(["Ein Hund.", "Eine Katze."]).batch(2)
+    ds = ds.map(tokenizer.tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    ids = next(iter(ds))
+    assert tokenizer.detokenize(ids).numpy().tolist() == [b"Ein Hund.", b"Eine Katze."]
+
+
+def test_saved_model_tokenizes_without_python_model(tokenizer, tmp_path):
+    module = tf.Module()
+    module.tokenizer = tokenizer
+    module.tokenize = tf.function(
+        lambda s: tokenizer.tokenize(s).to_tensor(default_value=dp.PAD_ID),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    module.detokenize = tf.function(
+        tokenizer.detokenize, input_signature=[tf.TensorSpec([None, None], tf.int32)]
+    )
+    tf.saved_model.save(module, str(tmp_path / "export"))
+    loaded = tf.saved_model.load(str(tmp_path / "export"))
+    ids = loaded.tokenize(tf.constant(["Ein Hund läuft.", "A dog."]))
+    expected = tokenizer.tokenize(tf.constant(["Ein Hund läuft.", "A dog."])).to_tensor()
+    np.testing.assert_array_equal(ids.numpy(), expected.numpy())
+    assert loaded.detokenize(ids).numpy().tolist() == [b"Ein Hund l\xc3\xa4uft.", b"A dog."]
+
+
+def test_load_or_train_reuses_the_model(tokenizer, de_en, tmp_path, monkeypatch):
+    workdir = tmp_path / "run"
+    small = de_en["train"].take(3000)
+    first = dp.load_or_train_tokenizer(str(workdir), small, vocab_size=500, model_type="bpe")
+    assert sorted(os.listdir(workdir)) == ["spm.model", "spm.vocab"]  # No temp files left.
+    assert first.model_type == "bpe" and first.vocab_size == 500
+
+    def fail(*args, **kwargs):
+        raise AssertionError("retrained")
+
+    monkeypatch.setattr(tokenizer_lib, "train_sentencepiece", fail)
+    again = dp.load_or_train_tokenizer(str(workdir), small, vocab_size=500, model_type="bpe")
+    assert again.vocab_size == 500
+    with pytest.raises(ValueError, match="vocab_size=800 was asked for"):
+        dp.load_or_train_tokenizer(str(workdir), small, vocab_size=800, model_type="bpe")
+
+
+def test_separate_vocabularies(de_en, tmp_path):
+    small = de_en["train"].take(2000)
+    src = dp.load_or_train_tokenizer(str(tmp_path), small, 400, "bpe", side="source")
+    tgt = dp.load_or_train_tokenizer(str(tmp_path), small, 400, "bpe", side="target")
+    assert sorted(os.listdir(tmp_path)) == [
+        "spm_source.model", "spm_source.vocab", "spm_target.model", "spm_target.vocab"
+    ]
+    de, en = next(small.as_numpy_iterator())
+    assert _round_trip(src, [de.decode()]) == [dp.normalize_text(de.decode())]
+    assert _round_trip(tgt, [en.decode()]) == [dp.normalize_text(en.decode())]
+
+
+def test_bpe_round_trip_french_and_czech(raw_lines, tmp_path):
+    train = raw_lines("train", "fr") + raw_lines("train", "cs")
+    path = dp.train_sentencepiece(train, str(tmp_path / "frcs"), 3000, model_type="bpe")
+    tok = dp.Tokenizer.from_file(path)
+    for lang in ("fr", "cs"):
+        sentences = raw_lines("validation", lang)
+        decoded = _round_trip(tok, sentences)
+        assert decoded == [dp.normalize_text(s) for s in sentences], lang
+
+
+def test_too_large_vocabulary_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match=r"vocab_size=5000.*choose a smaller vocab_size"):
+        dp.train_sentencepiece(["Ein Hund.", "A dog."] * 50, str(tmp_path / "m"), 5000)
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(ValueError, match="model_type"):
+        dp.train_sentencepiece(["a"], str(tmp_path / "m"), 1000, model_type="word-piece")
+    with pytest.raises(ValueError, match="too small"):
+        dp.train_sentencepiece(["a"], str(tmp_path / "m"), 100)
+
+
+def test_survives_seed_resets(tokenizer):
+    # tf.random.set_seed clears TensorFlow's eager kernel cache, which used to delete
+    # tensorflow_text's kernel-owned SentencePiece resource.
+    ds = tf.data.Dataset.from_tensor_slices(["Ein Hund."]).batch(1).map(tokenizer.tokenize)
+    tf.random.set_seed(1)
+    again = dp.Tokenizer(tokenizer.model_proto)
+    tf.random.set_seed(2)
+    expected = tokenizer.tokenize(["Ein Hund."]).to_list()
+    assert next(iter(ds)).to_list() == expected
+    assert again.tokenize(["Ein Hund."]).to_list() == expected

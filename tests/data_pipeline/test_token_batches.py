@@ -1,0 +1,215 @@
+"""Token-budget batches: budget, exactly-once epochs, teacher forcing, filtering counts."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import data_pipeline as dp
+
+PAD, BOS, EOS = dp.PAD_ID, dp.BOS_ID, dp.EOS_ID
+
+
+def _rows(batch):
+    """Yields (source, target_in, target_out) id tuples of one batch, padding removed."""
+    for src, tin, tout in zip(
+        batch["source"].numpy(), batch["target_in"].numpy(), batch["target_out"].numpy(),
+        strict=True,
+    ):
+        yield tuple(src[src != PAD]), tuple(tin[tin != PAD]), tuple(tout[tout != PAD])
+
+
+def _expected_examples(tokenizer, pairs, max_length):
+    """Independently tokenized (source ids, target ids) of the examples that fit max_length."""
+    src = tokenizer.tokenize(tf.constant([s for s, _ in pairs])).to_list()
+    tgt = tokenizer.tokenize(tf.constant([t for _, t in pairs])).to_list()
+    kept = [
+        (tuple(s), tuple(t))
+        for s, t in zip(src, tgt, strict=True)
+        if len(s) + 1 <= max_length and len(t) + 1 <= max_length
+    ]
+    return kept, len(pairs) - len(kept)
+
+
+def test_budget_and_every_example_exactly_once(tokenizer, de_en, de_en_pairs, caplog):
+    max_length, budget = 24, 512
+    caplog.set_level(logging.INFO, logger="absl")
+    batches, stats = dp.make_batches_with_stats(
+        de_en["train"], tokenizer, max_length=max_length, tokens_per_batch=budget,
+        shuffle=True, seed=7,
+    )
+    expected, dropped = _expected_examples(tokenizer, de_en_pairs["train"], max_length)
+    assert dropped > 0
+    assert (stats.total, stats.kept, stats.dropped) == (29_000, len(expected), dropped)
+    assert f"filtered {dropped} of 29000 examples longer than max_length=24" in caplog.text
+
+    for epoch in range(2):
+        seen = collections.Counter()
+        sizes = []
+        for batch in batches:
+            b, s = batch["source"].shape
+            t = batch["target_in"].shape[1]
+            assert batch["target_out"].shape == (b, t)
+            assert all(v.dtype == tf.int32 for v in batch.values())
+            assert b * max(s, t) <= budget
+            assert max(s, t) <= max_length
+            sizes.append(b)
+            for src, _, tout in _rows(batch):
+                seen[src[:-1], tout[:-1]] += 1
+        assert seen == collections.Counter(expected), f"epoch {epoch}"
+        assert sum(sizes) == stats.kept
+        assert max(sizes) > 20  # Short sentences share big batches.
+
+
+def test_teacher_forcing_pairs(tokenizer, de_en):
+    batches = dp.make_batches(
+        de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
+        shuffle=False, seed=0,
+    )
+    n = 0
+    for batch in batches:
+        for (src, tin, tout), raw_tin in zip(_rows(batch), batch["target_in"].numpy(),
+                                             strict=True):
+            n += 1
+            assert src[-1] == EOS and EOS not in src[:-1] and BOS not in src
+            assert tin[0] == BOS and BOS not in tin[1:] and EOS not in tin
+            assert tout[-1] == EOS and EOS not in tout[:-1] and BOS not in tout
+            assert tin[1:] == tout[:-1]
+            assert len(tin) == len(tout)
+            assert (raw_tin[len(tin):] == PAD).all()  # Padding only at the end.
+    assert n == 1014
+
+
+def test_target_tokens_decode_back(tokenizer, de_en, de_en_pairs):
+    batch = next(iter(dp.make_batches(
+        de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
+        shuffle=True, seed=3,
+    )))
+    english = {dp.normalize_text(t) for _, t in de_en_pairs["validation"]}
+    german = {dp.normalize_text(s) for s, _ in de_en_pairs["validation"]}
+    for text in tokenizer.detokenize(batch["target_out"]).numpy():
+        assert text.decode() in english
+    for text in tokenizer.detokenize(batch["target_in"]).numpy():
+        assert text.decode() in english
+    for text in tokenizer.detokenize(batch["source"]).numpy():
+        assert text.decode() in german
+
+
+def _first_batches(pairs, tokenizer, seed, n=5, **kwargs):
+    ds = dp.make_batches(pairs, tokenizer, max_length=64, tokens_per_batch=1024,
+                         shuffle=True, seed=seed, **kwargs)
+    return [b["target_out"].numpy().tolist() for b in ds.take(n)]
+
+
+def test_shuffling_is_seeded(tokenizer, de_en):
+    pairs = de_en["validation"]
+    assert _first_batches(pairs, tokenizer, 1) == _first_batches(pairs, tokenizer, 1)
+    assert _first_batches(pairs, tokenizer, 1) != _first_batches(pairs, tokenizer, 2)
+
+
+def test_repeat_keeps_going(tokenizer, de_en):
+    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
+                         shuffle=True, seed=0, repeat=True)
+    examples = 0
+    for batch in ds.take(200):
+        examples += batch["source"].shape[0]
+    assert examples > 2 * 1014
+
+
+class _CountingTokenizer:
+    """Wraps a tokenizer and counts the strings it tokenizes (at run time, not trace time)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def _count(self, strings):
+        with self._lock:
+            self.count += len(strings)
+        return strings
+
+    def tokenize(self, strings):
+        counted = tf.numpy_function(self._count, [strings], tf.string, stateful=True)
+        counted.set_shape(strings.shape)
+        return self.tokenizer.tokenize(counted)
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_cache_tokenizes_once(tokenizer, de_en, cache):
+    counting = _CountingTokenizer(tokenizer)
+    ds = dp.make_batches(de_en["validation"], counting, max_length=64, tokens_per_batch=1024,
+                         shuffle=True, seed=0, cache=cache)
+    assert counting.count == 2 * 1014  # The counting pass: both sides once.
+    for _ in range(2):
+        for _ in ds:
+            pass
+    assert counting.count == (2 if cache else 6) * 1014
+
+
+def test_bucket_boundaries():
+    assert dp.default_bucket_boundaries(20) == list(range(8, 22))
+    assert dp.default_bucket_boundaries(4) == [5]
+    boundaries = dp.default_bucket_boundaries(256)
+    assert boundaries[-1] == 257 and boundaries == sorted(set(boundaries))
+    sizes = dp.bucket_batch_sizes(boundaries, 4096)
+    assert all(size * (b - 1) <= 4096 for size, b in zip(sizes, boundaries, strict=False))
+    assert len(sizes) == len(boundaries) + 1
+
+
+def test_custom_boundaries_keep_the_budget(tokenizer, de_en):
+    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=40, tokens_per_batch=300,
+                         shuffle=False, seed=0, bucket_boundaries=[10, 20, 30])
+    total = 0
+    for batch in ds:
+        b = batch["source"].shape[0]
+        assert b * max(batch["source"].shape[1], batch["target_in"].shape[1]) <= 300
+        total += b
+    assert total > 900
+
+
+def test_bad_arguments(tokenizer, de_en):
+    pairs = de_en["validation"]
+    kwargs = dict(shuffle=False, seed=0)
+    with pytest.raises(ValueError, match="smaller than max_length"):
+        dp.make_batches(pairs, tokenizer, max_length=128, tokens_per_batch=100, **kwargs)
+    with pytest.raises(ValueError, match="increasing"):
+        dp.make_batches(pairs, tokenizer, max_length=64, tokens_per_batch=1024,
+                        bucket_boundaries=[10, 10, 20], **kwargs)
+    with pytest.raises(ValueError, match="must not exceed"):
+        dp.make_batches(pairs, tokenizer, max_length=64, tokens_per_batch=1024,
+                        bucket_boundaries=[10, 100], **kwargs)
+    with pytest.raises(ValueError, match="No examples left"):
+        dp.make_batches(pairs, tokenizer, max_length=3, tokens_per_batch=1024, **kwargs)
+    with pytest.raises(ValueError, match="tf.string scalars"):
+        dp.make_batches(pairs.batch(2), tokenizer, max_length=64, tokens_per_batch=1024, **kwargs)
+
+
+def test_empty_strings(tokenizer):
+    pairs = tf.data.Dataset.from_tensor_slices((["", "Ein Hund."], ["A dog.", ""]))
+    batch = next(iter(dp.make_batches(pairs, tokenizer, max_length=16, tokens_per_batch=64,
+                                      shuffle=False, seed=0)))
+    rows = sorted(_rows(batch), key=len)
+    assert len(rows) == 2
+    assert any(src == (EOS,) for src, _, _ in rows)
+    assert any(tin == (BOS,) and tout == (EOS,) for _, tin, tout in rows)
+    assert np.all(batch["source"].numpy() >= 0)
+
+
+def test_iterator_checkpoint_restores_position(tokenizer, de_en, tmp_path):
+    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
+                         shuffle=True, seed=0, repeat=True)
+    iterator = iter(ds)
+    for _ in range(3):
+        next(iterator)
+    path = tf.train.Checkpoint(iterator=iterator).write(str(tmp_path / "it"))
+    expected = [next(iterator)["target_out"].numpy() for _ in range(4)]
+    restored = iter(ds)
+    tf.train.Checkpoint(iterator=restored).read(path).assert_consumed()
+    for want in expected:
+        np.testing.assert_array_equal(next(restored)["target_out"].numpy(), want)

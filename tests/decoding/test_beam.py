@@ -1,0 +1,159 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from decoding import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    beam_search,
+    gnmt_length_penalty,
+    greedy_search,
+)
+from decoding.common import output_length_limits
+
+# Short limits keep the tests fast: round(1.0 * source_length + 4) tokens.
+LENGTHS = dict(max_length_ratio=1.0, max_length_offset=4)
+ALPHA = 0.6
+
+
+def limits(sources, **options):
+    options = {"max_length": None, **LENGTHS, **options}
+    return output_length_limits(sources, pad_id=PAD_ID, **options)[0].numpy()
+
+
+def row_lengths(ids):
+    return np.sum(np.asarray(ids) != PAD_ID, axis=1)
+
+
+def teacher_forced_scores(model, sources, ids, alpha=ALPHA):
+    """``sum(log p) / lp(length)`` of each row of ``ids``, from one full ``model.decode`` pass."""
+    ids = np.asarray(ids)
+    target_in = np.concatenate([np.full([len(ids), 1], BOS_ID), ids[:, :-1]], axis=1)
+    memory, memory_mask = model.encode(sources)
+    log_probs = tf.nn.log_softmax(model.decode(tf.constant(target_in), memory, memory_mask))
+    token_log_probs = np.take_along_axis(log_probs.numpy(), ids[..., np.newaxis], -1)[..., 0]
+    total = np.sum(np.where(ids != PAD_ID, token_log_probs, 0.0), axis=1)
+    return total / gnmt_length_penalty(row_lengths(ids), alpha).numpy()
+
+
+def python_beam_search(model, source, beam_size, alpha, limit):
+    """One ``(1, n)`` sentence, no cache, plain Python; returns ``(tokens, score, steps)``.
+
+    The same rules as ``beam_search``: the ``beam_size`` best continuations of the alive
+    hypotheses; those that end (EOS or limit) are finished, the others stay alive; stop when the
+    best finished score beats what the best alive hypothesis could still reach.
+    """
+    memory, memory_mask = model.encode(source)
+    alive, finished = [(0.0, ())], []  # (log prob, tokens), (score, tokens)
+    for step in range(limit):
+        prefixes = tf.constant([[BOS_ID, *tokens] for _, tokens in alive])
+        repeat = len(alive)
+        logits = model.decode(
+            prefixes, tf.repeat(memory, repeat, 0), tf.repeat(memory_mask, repeat, 0)
+        )[:, -1]
+        log_probs = tf.nn.log_softmax(logits).numpy()
+        log_probs[:, [PAD_ID, BOS_ID]] = -np.inf
+        candidates = sorted(
+            (
+                (log_prob + log_probs[i, token], (*tokens, token))
+                for i, (log_prob, tokens) in enumerate(alive)
+                for token in range(log_probs.shape[1])
+            ),
+            key=lambda candidate: -candidate[0],
+        )[:beam_size]
+        ends = [tokens[-1] == EOS_ID or step + 1 == limit for _, tokens in candidates]
+        alive = [c for c, end in zip(candidates, ends, strict=True) if not end]
+        penalty = float(gnmt_length_penalty(step + 1, alpha))
+        finished += [
+            (lp / penalty, t) for (lp, t), end in zip(candidates, ends, strict=True) if end
+        ]
+        finished = sorted(finished, key=lambda f: -f[0])[:beam_size]
+        reachable = alive[0][0] / float(gnmt_length_penalty(limit, alpha)) if alive else -np.inf
+        if finished and finished[0][0] >= reachable:
+            break
+    return finished[0][1], finished[0][0], step + 1
+
+
+def test_beam_search_equals_a_plain_python_beam_search_without_cache(
+    make_model, sources, count_decode_steps
+):
+    model = make_model()
+    steps = count_decode_steps(model)
+    ids, scores = beam_search(model, sources, beam_size=4, length_penalty=ALPHA, **LENGTHS)
+    expected_steps = []
+    for row, limit in enumerate(limits(sources)):
+        source = sources[row : row + 1, : int(np.sum(sources[row] != PAD_ID))]
+        tokens, score, sentence_steps = python_beam_search(model, source, 4, ALPHA, limit)
+        np.testing.assert_array_equal(ids[row, : len(tokens)], tokens)
+        assert np.all(ids[row, len(tokens) :] == PAD_ID)
+        np.testing.assert_allclose(scores[row], score, rtol=1e-5)
+        expected_steps.append(sentence_steps)
+    assert len(steps) == max(expected_steps)  # the loop ends when the last sentence is done
+    assert min(expected_steps) < max(limits(sources))  # and some sentences stopped early
+
+
+def test_the_best_hypothesis_scores_as_reported_and_no_worse_than_greedy(make_model, sources):
+    model = make_model()
+    ids, scores = beam_search(model, sources, beam_size=4, length_penalty=ALPHA, **LENGTHS)
+    np.testing.assert_allclose(teacher_forced_scores(model, sources, ids), scores, rtol=1e-5)
+    greedy = greedy_search(model, sources, **LENGTHS)
+    greedy_scores = teacher_forced_scores(model, sources, greedy)
+    assert np.all(scores.numpy() >= greedy_scores - 1e-5)
+    assert np.any(scores.numpy() > greedy_scores + 1e-3)  # the beam found better ones somewhere
+
+
+def test_a_beam_of_one_is_greedy_search(make_model, sources):
+    model = make_model()
+    greedy = greedy_search(model, sources, **LENGTHS)
+    ids, _ = beam_search(model, sources, beam_size=1, length_penalty=0.0, **LENGTHS)
+    np.testing.assert_array_equal(ids, greedy)
+    ids, _ = beam_search(model, sources, beam_size=1, length_penalty=ALPHA, **LENGTHS)
+    np.testing.assert_array_equal(ids, greedy)
+
+
+def test_a_sentence_decodes_the_same_alone_and_in_a_padded_batch(make_model, sources):
+    model = make_model()
+    batch_ids, batch_scores = beam_search(model, sources, **LENGTHS)
+    for row in (1, 4):  # short sentences among longer ones
+        alone = sources[row : row + 1, : int(np.sum(sources[row] != PAD_ID))]
+        ids, scores = beam_search(model, alone, **LENGTHS)
+        np.testing.assert_array_equal(batch_ids[row, : ids.shape[1]], ids[0])
+        assert np.all(batch_ids[row, ids.shape[1] :] == PAD_ID)
+        np.testing.assert_allclose(batch_scores[row], scores[0], rtol=1e-5)
+
+
+def test_works_compiled_with_xla(make_model, sources):
+    model = make_model()
+    compiled = tf.function(lambda ids: beam_search(model, ids, **LENGTHS), jit_compile=True)
+    ids, scores = compiled(sources)
+    expected_ids, expected_scores = beam_search(model, sources, **LENGTHS)
+    np.testing.assert_array_equal(ids, expected_ids)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-5)
+
+
+def test_stops_after_one_step_when_eos_dominates(make_model, sources, count_decode_steps):
+    model = make_model(eos_bias=100.0)
+    steps = count_decode_steps(model)
+    ids, scores = beam_search(model, sources)
+    assert len(steps) == 1
+    np.testing.assert_array_equal(ids, np.full([6, 1], EOS_ID))
+    np.testing.assert_allclose(scores, 0.0, atol=1e-5)
+
+
+def test_length_limits_are_respected(make_model, sources):
+    ids, _ = beam_search(make_model(eos_bias=-100.0), sources, max_length=10, **LENGTHS)
+    np.testing.assert_array_equal(row_lengths(ids), limits(sources, max_length=10))
+    assert ids.shape[1] == 10
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"beam_size": 0}, "beam_size must be a positive integer"),
+        ({"length_penalty": -0.5}, "length_penalty must not be negative"),
+    ],
+)
+def test_bad_options_fail_with_clear_messages(make_model, sources, options, message):
+    with pytest.raises(ValueError, match=message):
+        beam_search(make_model(), sources, **options)

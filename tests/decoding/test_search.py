@@ -1,0 +1,34 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from decoding import beam_search, decode, greedy_search
+
+LENGTHS = dict(max_length_ratio=1.0, max_length_offset=4)
+
+
+def test_a_beam_of_one_runs_greedy_search(make_model, sources):
+    model = make_model()
+    np.testing.assert_array_equal(
+        decode(model, sources, beam_size=1, **LENGTHS), greedy_search(model, sources, **LENGTHS)
+    )
+
+
+def test_larger_beams_run_beam_search(make_model, sources):
+    model = make_model()
+    ids, _ = beam_search(model, sources, beam_size=3, length_penalty=1.0, **LENGTHS)
+    np.testing.assert_array_equal(
+        decode(model, sources, beam_size=3, length_penalty=1.0, **LENGTHS), ids
+    )
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_works_in_a_graph_of_unknown_batch_and_source_length(make_model, sources, beam_size):
+    model = make_model()
+    graph = tf.function(
+        lambda ids: decode(model, ids, beam_size=beam_size, **LENGTHS),
+        input_signature=[tf.TensorSpec([None, None], tf.int32)],
+    )
+    np.testing.assert_array_equal(
+        graph(sources), decode(model, sources, beam_size=beam_size, **LENGTHS)
+    )

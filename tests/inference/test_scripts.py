@@ -1,0 +1,177 @@
+"""evaluate.py, export.py and translate.py on the tiny trained work directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PYTHON_BIN = Path(sys.executable).parent
+BAD_INPUTS = ["", "   ", "x" * 5000, "\x00\x07 control", "日本語 😀 テスト", "Ein Hund rennt."]
+
+
+def run_script(*args: str, stdin: str | None = None, timeout: int = 300):
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO_ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def workdir(tiny_run) -> str:
+    return tiny_run[0]
+
+
+@pytest.fixture(scope="module")
+def saved_model(workdir) -> str:
+    completed = run_script("export.py", f"--workdir={workdir}", f"--output={workdir}/saved_model")
+    assert completed.returncode == 0, completed.stderr
+    return f"{workdir}/saved_model"
+
+
+def test_evaluate_prints_the_score_the_sacrebleu_command_prints(workdir):
+    completed = run_script("evaluate.py", f"--workdir={workdir}", "--split=test2016")
+    assert completed.returncode == 0, completed.stderr
+    assert "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0" in completed.stdout
+    hypotheses = Path(workdir, "eval", "multi30k_de-en.test2016.beam1.hyp")
+    references = Path(workdir, "eval", "multi30k_de-en.test2016.ref")
+    assert hypotheses.read_text().count("\n") == references.read_text().count("\n") == 1000
+    command = subprocess.run(
+        [
+            str(PYTHON_BIN / "sacrebleu"),
+            str(references),
+            "-i",
+            str(hypotheses),
+            "-m",
+            "bleu",
+            "chrf",
+            "-w",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    bleu, chrf = json.loads(command.stdout)
+    assert (
+        f"BLEU = {bleu['score']:.2f} {bleu['verbose_score']} (signature: {bleu['signature']})"
+    ) in completed.stdout
+    assert f"chrF2 = {chrf['score']:.2f} (signature: {chrf['signature']})" in completed.stdout
+
+
+def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, workdir):
+    program = textwrap.dedent(f"""
+        import sys, tensorflow as tf, tensorflow_text
+        serve = tf.saved_model.load({saved_model!r}).signatures["serving_default"]
+        text = tf.constant({BAD_INPUTS!r} + [b"\\xff\\xfe invalid utf-8"])
+        out = serve(text=text)["translation"]
+        assert out.shape == (text.shape[0],), out.shape
+        assert not [m for m in sys.modules if m.split(".")[0] in
+                    ("transformer", "data_pipeline", "decoding", "training", "inference")]
+        print("\\n".join(t.decode("utf-8", "replace") for t in out.numpy()[:-1]))
+    """)
+    started = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, "-c", program], cwd="/", capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert time.perf_counter() - started < 120  # bounded, even for a 5,000-character line
+    saved_model_translations = completed.stdout.splitlines()
+
+    # translate.py on the same checkpoint gives the same translations.
+    direct = run_script(
+        "translate.py",
+        f"--workdir={workdir}",
+        "--input=-",
+        stdin="".join(line + "\n" for line in BAD_INPUTS),
+    )
+    assert direct.returncode == 0, direct.stderr
+    assert direct.stdout.splitlines() == saved_model_translations
+    assert "warning: sentence 3 has" in direct.stderr  # the 5,000-character line is truncated
+
+
+def test_saved_model_cli_lists_the_signature(saved_model):
+    completed = subprocess.run(
+        [
+            str(PYTHON_BIN / "saved_model_cli"),
+            "show",
+            "--dir",
+            saved_model,
+            "--tag_set",
+            "serve",
+            "--signature_def",
+            "serving_default",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "inputs['text']" in completed.stdout and "outputs['translation']" in completed.stdout
+    assert "DT_STRING" in completed.stdout
+
+
+def test_translate_files_keep_order_and_saved_model_matches(workdir, saved_model, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes("Ein Hund rennt.\n\nZwei Männer spielen.\n".encode() + b"\xff bad\n")
+    outputs = {}
+    for name, flag in (
+        ("workdir", f"--workdir={workdir}"),
+        ("saved_model", f"--saved_model={saved_model}"),
+    ):
+        target = tmp_path / f"{name}.txt"
+        completed = run_script("translate.py", flag, f"--input={source}", f"--output={target}")
+        assert completed.returncode == 0, completed.stderr
+        outputs[name] = target.read_text().splitlines()
+    assert len(outputs["workdir"]) == 4
+    assert outputs["workdir"] == outputs["saved_model"]
+    alone = run_script(
+        "translate.py", f"--workdir={workdir}", "--input=-", stdin="Zwei Männer spielen.\n"
+    )
+    assert alone.stdout.splitlines() == [outputs["workdir"][2]]  # same alone as in a batch
+
+
+def test_interactive_translate_exits_cleanly_on_eof_and_ctrl_c(workdir, tmp_path):
+    plot = tmp_path / "attention.png"
+    completed = run_script(
+        "translate.py",
+        f"--workdir={workdir}",
+        f"--plot_attention={plot}",
+        stdin="Ein Hund rennt.\n",
+    )
+    assert completed.returncode == 0 and "Traceback" not in completed.stderr
+    assert completed.stdout.startswith("> ") and plot.stat().st_size > 1000
+    process = subprocess.Popen(
+        [sys.executable, "translate.py", f"--workdir={workdir}"],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and "Type a sentence" not in process.stderr.readline():
+        pass
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0 and "Traceback" not in stderr
+
+
+def test_bad_workdir_is_a_clear_error(tmp_path):
+    completed = run_script("translate.py", f"--workdir={tmp_path}", "--input=-", stdin="x\n")
+    assert completed.returncode != 0
+    assert "is not a training work directory" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert os.listdir(tmp_path) == []

@@ -1,0 +1,78 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from configs import base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_en_de_base
+from training.config import ConfigError, validate
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    "module", [base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_en_de_base]
+)
+def test_shipped_configs_are_valid(module):
+    validate(module.get_config())
+
+
+def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
+    config = tiny.get_config()
+    with pytest.raises(AttributeError, match="num_layrs"):
+        config.model.num_layrs = 4
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        (
+            "model.d_model",
+            30,
+            r"config.model.d_model = 30 is invalid: it must be divisible by "
+            r"model.num_heads \(4\)",
+        ),
+        ("model.dropout", -0.1, r"config.model.dropout = -0.1 is invalid: expected a number in"),
+        ("train.steps", 0, r"config.train.steps = 0 is invalid: expected a positive integer"),
+        ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
+        ("train.distribution", "horovod", r"config.train.distribution = 'horovod' is invalid"),
+        ("data.tokens_per_batch", 10, r"config.data.tokens_per_batch = 10 is invalid"),
+    ],
+)
+def test_bad_values_are_errors_naming_the_key(key, value, message):
+    config = base.get_config()
+    section, name = key.split(".")
+    config[section][name] = value
+    with pytest.raises(ConfigError, match=message):
+        validate(config)
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("--config.model.num_layrs=4", "num_layrs"),
+        (
+            "--config.model.num_heads=3",
+            "config.model.d_model = 32 is invalid: it must be divisible",
+        ),
+        ("--config.model.dropout=-0.5", "config.model.dropout = -0.5 is invalid"),
+    ],
+)
+def test_train_py_stops_at_start_up_with_a_message_naming_the_key(tmp_path, override, message):
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "train.py",
+            "--config=configs/tiny.py",
+            override,
+            f"--workdir={tmp_path / 'run'}",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode != 0
+    assert message in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert not (tmp_path / "run" / "checkpoints").exists()  # stopped before any work

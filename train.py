@@ -1,0 +1,28 @@
+"""Trains a Transformer: ``python train.py --config=configs/multi30k_de_en.py --workdir=DIR``.
+
+Any config value can be overridden: ``--config.model.num_layers=4``. Rerunning the same command
+resumes from the last complete checkpoint in ``--workdir``.
+"""
+
+from absl import flags
+from ml_collections import config_flags
+
+from cli import run_main
+from training.trainer import train
+
+_CONFIG = config_flags.DEFINE_config_file(
+    "config", "configs/multi30k_de_en.py", "Configuration file (ml_collections)."
+)
+_WORKDIR = flags.DEFINE_string(
+    "workdir", None, "Directory for everything the run writes.", required=True
+)
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    result = train(_CONFIG.value, _WORKDIR.value)
+    print(f"Finished at step {result.step}; best validation BLEU {result.best_bleu}.")
+
+
+if __name__ == "__main__":
+    run_main(main)

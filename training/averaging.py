@@ -1,0 +1,59 @@
+"""Checkpoint averaging: the mean of the model weights of the last N checkpoints.
+
+Averaging the last few checkpoints of a run (Vaswani et al., 2017, section 6.1; Popel & Bojar,
+2018) usually gains some BLEU for free. The average is written as a model-only checkpoint in
+``WORKDIR/averaged``, which ``evaluate.py``, ``translate.py`` and ``export.py`` load with
+``--checkpoint=averaged``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from training.checkpoints import checkpoint_key, model_variables
+
+
+def average_checkpoints(
+    model: keras.Model,
+    checkpoint_paths: list[str],
+    output_dir: str,
+) -> str:
+    """Assigns the mean weights of ``checkpoint_paths`` to ``model`` and saves them.
+
+    Example:
+        >>> average_checkpoints(model, manager.checkpoints[-5:], "/tmp/run/averaged")
+        '/tmp/run/averaged/ckpt-10000'
+    """
+    if not checkpoint_paths:
+        raise ValueError("average_checkpoints needs at least one checkpoint.")
+    variables = model_variables(model)
+    sums = {path: np.zeros(variable.shape, np.float64) for path, variable in variables.items()}
+    for checkpoint in checkpoint_paths:
+        reader = tf.train.load_checkpoint(checkpoint)
+        for path in variables:
+            sums[path] += reader.get_tensor(checkpoint_key(path))
+    for path, variable in variables.items():
+        variable.assign((sums[path] / len(checkpoint_paths)).astype(variable.dtype))
+    step = int(checkpoint_paths[-1].rsplit("-", 1)[1])
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=variables), output_dir, max_to_keep=1
+    )
+    return manager.save(checkpoint_number=step)
+
+
+def last_checkpoints(workdir: str, count: int) -> list[str]:
+    """The newest ``count`` complete checkpoints of a work directory, oldest first."""
+    state = tf.train.get_checkpoint_state(os.path.join(workdir, "checkpoints"))
+    if state is None or not state.all_model_checkpoint_paths:
+        raise FileNotFoundError(f"No checkpoints in {workdir}/checkpoints; train first.")
+    paths = list(state.all_model_checkpoint_paths)
+    if count > len(paths):
+        raise ValueError(
+            f"Asked to average {count} checkpoints but {workdir} keeps "
+            f"{len(paths)}; raise train.keep_checkpoints or average fewer."
+        )
+    return paths[-count:]

@@ -1,0 +1,138 @@
+"""Checks a configuration's values at start-up, before any data or model work.
+
+Misspelt keys are caught earlier: ``configs/base.py`` returns a locked ConfigDict.
+"""
+
+from __future__ import annotations
+
+import ml_collections
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the key."""
+
+
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
+POSITIVE_INTS = (
+    "data.max_length",
+    "data.tokens_per_batch",
+    "tokenizer.vocab_size",
+    "model.num_layers",
+    "model.d_model",
+    "model.num_heads",
+    "model.d_ff",
+    "train.steps",
+    "train.log_every",
+    "train.checkpoint_every",
+    "train.keep_checkpoints",
+    "train.eval_every",
+    "decode.beam_size",
+)
+
+
+def _get(config: ml_collections.ConfigDict, key: str):
+    value = config
+    for part in key.split("."):
+        value = value[part]
+    return value
+
+
+def _require(condition: bool, key: str, value: object, expected: str) -> None:
+    if not condition:
+        raise ConfigError(f"config.{key} = {value!r} is invalid: {expected}.")
+
+
+def validate(config: ml_collections.ConfigDict) -> None:
+    """Raises :class:`ConfigError` naming the first invalid key.
+
+    Example:
+        >>> config = configs.tiny.get_config(); config.model.d_model = 30
+        >>> validate(config)  # ConfigError: config.model.d_model = 30 is invalid: ...
+    """
+    for key in POSITIVE_INTS:
+        value = _get(config, key)
+        _require(
+            isinstance(value, int) and not isinstance(value, bool) and value > 0,
+            key,
+            value,
+            "expected a positive integer",
+        )
+    model = config.model
+    _require(
+        model.d_model % model.num_heads == 0,
+        "model.d_model",
+        model.d_model,
+        f"it must be divisible by model.num_heads ({model.num_heads})",
+    )
+    _require(model.d_model % 2 == 0, "model.d_model", model.d_model, "it must be even")
+    for key in ("model.dropout", "train.label_smoothing"):
+        value = _get(config, key)
+        _require(
+            isinstance(value, int | float) and 0 <= value < 1,
+            key,
+            value,
+            "expected a number in [0, 1)",
+        )
+    for key in (
+        "train.warmup_steps",
+        "train.peak_learning_rate",
+        "train.gradient_clip_norm",
+        "decode.length_penalty",
+        "decode.max_length_ratio",
+        "decode.max_length_offset",
+        "train.eval_max_sentences",
+    ):
+        value = _get(config, key)
+        _require(
+            isinstance(value, int | float) and value >= 0,
+            key,
+            value,
+            "expected a non-negative number",
+        )
+    _require(
+        config.train.warmup_steps > 0 or config.train.peak_learning_rate > 0,
+        "train.warmup_steps",
+        config.train.warmup_steps,
+        "set it > 0, or set train.peak_learning_rate",
+    )
+    _require(
+        config.model.shared_embeddings in ("all", "target", "none"),
+        "model.shared_embeddings",
+        config.model.shared_embeddings,
+        "expected 'all', 'target' or 'none'",
+    )
+    _require(
+        config.tokenizer.model_type in ("unigram", "bpe"),
+        "tokenizer.model_type",
+        config.tokenizer.model_type,
+        "expected 'unigram' or 'bpe'",
+    )
+    _require(
+        config.train.precision in PRECISIONS,
+        "train.precision",
+        config.train.precision,
+        f"expected one of {PRECISIONS}",
+    )
+    _require(
+        config.train.distribution in DISTRIBUTIONS,
+        "train.distribution",
+        config.train.distribution,
+        f"expected one of {DISTRIBUTIONS}",
+    )
+    for key in ("train.adam_beta1", "train.adam_beta2"):
+        value = _get(config, key)
+        _require(0 <= value < 1, key, value, "expected a number in [0, 1)")
+    _require(
+        config.train.adam_epsilon > 0,
+        "train.adam_epsilon",
+        config.train.adam_epsilon,
+        "expected a positive number",
+    )
+    _require(
+        config.data.tokens_per_batch >= config.data.max_length,
+        "data.tokens_per_batch",
+        config.data.tokens_per_batch,
+        f"it must be at least data.max_length ({config.data.max_length})",
+    )
+    _require(bool(config.data.name), "data.name", config.data.name, "name a data set")

@@ -5,7 +5,8 @@ no-cache reference greedy (the TensorFlow tutorial's way: ``model.decode`` over 
 every step, inside a ``tf.function``). Random weights; 64 sources of 24 random tokens; exactly 24
 output tokens per sentence (``eos_id=None``: EOS is an ordinary token, every sentence decodes to
 ``max_length``). Tokens/s = 64 x 24 output tokens (beam search: of the best hypothesis) / batch
-time, median of ``--reps`` timed batches after one warm-up batch (tracing, XLA compilation).
+time, median of ``--reps`` timed batches after one warm-up batch (tracing, XLA compilation); the
+lines are timed in turn, round after round.
 
 Run it alone on the machine (it uses every core)::
 
@@ -56,14 +57,17 @@ PEERS = [
 TARGETS = {"greedy": 6600, "beam 4": 2650}
 
 
-def time_batches(decode: Callable[[], tf.Tensor], reps: int) -> list[float]:
-    """Seconds per batch of ``reps`` timed runs after one untimed warm-up run."""
-    decode()
-    times = []
+def time_round_robin(decoders: dict[str, Callable[[], object]], reps: int) -> dict[str, list]:
+    """Seconds per batch of each decoder: ``reps`` rounds, each timing every decoder once.
+
+    Interleaving spreads any load from other processes evenly over the decoders compared.
+    """
+    times = {name: [] for name in decoders}
     for _ in range(reps):
-        start = time.perf_counter()
-        decode()
-        times.append(time.perf_counter() - start)
+        for name, decode in decoders.items():
+            start = time.perf_counter()
+            decode()
+            times[name].append(time.perf_counter() - start)
     return times
 
 
@@ -84,7 +88,7 @@ def main() -> None:
     print(
         f"workload: {BATCH} sources x {SOURCE_LENGTH} random tokens (ids 4..7999), exactly "
         f"{OUTPUT_LENGTH} output tokens each (EOS ignored); beam {BEAM_SIZE}, length penalty "
-        f"{LENGTH_PENALTY}; median of {args.reps} batches after 1 warm-up"
+        f"{LENGTH_PENALTY}; median of {args.reps} batches after 1 warm-up, lines timed in turn"
     )
 
     def greedy(ids):
@@ -104,20 +108,24 @@ def main() -> None:
         for name, search in [("greedy", greedy), ("beam 4", beam)]
         for jit in jit_modes
     ]
-    results = {}
-    print(f"\n{'line':<46} {'tok/s':>7} {'batch ms':>9}  tok/s of each batch")
+    decoders = {}
     for name, search, jit in lines:
         decode = tf.function(search, jit_compile=jit)
-        output = decode(source)
+        output = decode(source)  # warm-up: tracing, XLA compilation
         if output.shape != (BATCH, OUTPUT_LENGTH) or tf.reduce_any(output == 0):
             raise RuntimeError(f"{name}: expected {OUTPUT_LENGTH} tokens each, got {output.shape}")
-        times = time_batches(lambda decode=decode: decode(source).numpy(), args.reps)
-        speeds = [BATCH * OUTPUT_LENGTH / t for t in times]
+        decoders[name] = lambda decode=decode: decode(source).numpy()
+    print(f"load average before timing: {os.getloadavg()[0]:.2f}")
+    times = time_round_robin(decoders, args.reps)
+    print(f"load average after timing: {os.getloadavg()[0]:.2f} (this process adds up to 2)")
+    results = {}
+    print(f"\n{'line':<46} {'tok/s':>7} {'batch ms':>9}  tok/s of each batch")
+    for name, line_times in times.items():
+        speeds = [BATCH * OUTPUT_LENGTH / t for t in line_times]
         results[name] = statistics.median(speeds)
         print(
-            f"{name:<46} {results[name]:>7.0f} {statistics.median(times) * 1e3:>9.0f}  "
-            + ", ".join(f"{s:.0f}" for s in speeds),
-            flush=True,
+            f"{name:<46} {results[name]:>7.0f} {statistics.median(line_times) * 1e3:>9.0f}  "
+            + ", ".join(f"{speed:.0f}" for speed in speeds)
         )
 
     reference_speed = results["reference greedy (no cache)"]

@@ -16,8 +16,7 @@ loads; `data_pipeline.load_translation_splits(..., rebuild=True)` prepares it ag
 
 Example:
     >>> import data_pipeline  # registers `multi30k`
-    >>> import tensorflow as tf
-import tensorflow_datasets as tfds
+    >>> import tensorflow_datasets as tfds
     >>> ds = tfds.load("multi30k/de-en", split="test2016", as_supervised=True)  # doctest: +SKIP
     >>> next(iter(ds))  # (German, English) tf.string scalars  # doctest: +SKIP
 """

@@ -49,8 +49,9 @@ def greedy_search(
         ``(batch, out_len)`` int32 ids, as described in the module docstring.
 
     Example:
-        >>> greedy_search(model, tf.constant([[5, 6, 7, 0], [8, 9, 10, 11]]), max_length=8)
-        <tf.Tensor: shape=(2, 8), dtype=int32, numpy=...>
+        >>> ids = greedy_search(model, tf.constant([[5, 6, 7, 0], [8, 9, 10, 11]]), max_length=8)
+        >>> ids.shape  # (2, out_len), out_len <= 8: the longest output, EOS included
+        TensorShape([2, 8])
     """
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     limits, buffer_length = output_length_limits(
@@ -107,8 +108,10 @@ def reference_greedy_search(
     prefix grows).
 
     Example:
-        >>> reference_greedy_search(model, tf.constant([[5, 6, 7, 0]]), max_length=8)
-        <tf.Tensor: shape=(1, 8), dtype=int32, numpy=...>
+        >>> source_ids = tf.constant([[5, 6, 7, 0]])
+        >>> bool(tf.reduce_all(reference_greedy_search(model, source_ids) ==
+        ...                    greedy_search(model, source_ids)))
+        True
     """
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     limits, _ = output_length_limits(

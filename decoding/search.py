@@ -31,7 +31,7 @@ def decode(
 
     Example:
         >>> decode(model, tf.constant([[5, 6, 7, 0]]), beam_size=4, max_length=8).shape
-        TensorShape([1, 8])
+        TensorShape([1, 8])  # (batch, out_len), out_len <= 8
     """
     options = dict(
         max_length=max_length,

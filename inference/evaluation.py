@@ -20,25 +20,36 @@ class EvaluationResult:
     chrf_signature: str
     hypotheses_file: str
     references_file: str
+    lowercase_bleu: sacrebleu.metrics.bleu.BLEUScore
+    lowercase_bleu_signature: str
 
     def report(self) -> str:
         return (
             f"{self.bleu} (signature: {self.bleu_signature})\n"
             f"{self.chrf} (signature: {self.chrf_signature})\n"
+            f"lower-cased {self.lowercase_bleu} (signature: {self.lowercase_bleu_signature})\n"
             f"hypotheses: {self.hypotheses_file}\nreferences: {self.references_file}"
         )
 
 
-def score(
-    hypotheses: list[str],
-    references: list[str],
-    lowercase: bool = False,
-) -> tuple[sacrebleu.metrics.bleu.BLEUScore, str, sacrebleu.metrics.chrf.CHRFScore, str]:
-    """Corpus BLEU (13a tokenization, cased unless ``lowercase``) and chrF, with signatures."""
-    bleu, chrf = sacrebleu.metrics.BLEU(lowercase=lowercase), sacrebleu.metrics.CHRF()
-    bleu_score = bleu.corpus_score(hypotheses, [references])
-    chrf_score = chrf.corpus_score(hypotheses, [references])
-    return bleu_score, str(bleu.get_signature()), chrf_score, str(chrf.get_signature())
+def bleu(
+    hypotheses: list[str], references: list[str], lowercase: bool = False
+) -> tuple[sacrebleu.metrics.bleu.BLEUScore, str]:
+    """Corpus BLEU (13a tokenization, cased unless ``lowercase``) and its signature.
+
+    Example:
+        >>> score, signature = bleu(["A dog runs."], ["A dog runs."])
+    """
+    metric = sacrebleu.metrics.BLEU(lowercase=lowercase)
+    return metric.corpus_score(hypotheses, [references]), str(metric.get_signature())
+
+
+def chrf(
+    hypotheses: list[str], references: list[str]
+) -> tuple[sacrebleu.metrics.chrf.CHRFScore, str]:
+    """Corpus chrF and its signature."""
+    metric = sacrebleu.metrics.CHRF()
+    return metric.corpus_score(hypotheses, [references]), str(metric.get_signature())
 
 
 def evaluate_split(
@@ -66,7 +77,16 @@ def evaluate_split(
     references_file = f"{stem}.ref"
     atomic_write_text(hypotheses_file, "".join(line + "\n" for line in hypotheses))
     atomic_write_text(references_file, "".join(line + "\n" for line in references))
-    bleu, bleu_signature, chrf, chrf_signature = score(hypotheses, references)
+    bleu_score, bleu_signature = bleu(hypotheses, references)
+    chrf_score, chrf_signature = chrf(hypotheses, references)
+    lowercase_score, lowercase_signature = bleu(hypotheses, references, lowercase=True)
     return EvaluationResult(
-        bleu, chrf, bleu_signature, chrf_signature, hypotheses_file, references_file
+        bleu_score,
+        chrf_score,
+        bleu_signature,
+        chrf_signature,
+        hypotheses_file,
+        references_file,
+        lowercase_score,
+        lowercase_signature,
     )

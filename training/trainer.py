@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 import data_pipeline
 from decoding.translator import Translator
-from inference.evaluation import score
+from inference.evaluation import bleu
 from training import checkpoints, distribute
 from training import config as config_lib
 from training.loss import label_smoothed_loss
@@ -246,7 +246,7 @@ class _Trainer:
             sources.append(source.decode("utf-8"))
             references.append(target.decode("utf-8"))
         hypotheses = self.translator.translate(sources, progress=False)
-        bleu = score(hypotheses, references)[0]
+        bleu_score = bleu(hypotheses, references)[0]
         if self.chief:
             checkpoints.atomic_write_text(
                 os.path.join(self.output_dir, "eval", f"validation-step{self.step}.txt"),
@@ -255,7 +255,7 @@ class _Trainer:
         return {
             "validation_loss": float(loss_sum / max(count, 1.0)),
             "validation_accuracy": float(correct / max(count, 1.0)),
-            "validation_bleu": float(bleu.score),
+            "validation_bleu": float(bleu_score.score),
         }
 
     def _summaries(self, values: dict[str, float]) -> None:

@@ -69,6 +69,18 @@ def test_evaluate_prints_the_score_the_sacrebleu_command_prints(workdir):
         f"BLEU = {bleu['score']:.2f} {bleu['verbose_score']} (signature: {bleu['signature']})"
     ) in completed.stdout
     assert f"chrF2 = {chrf['score']:.2f} (signature: {chrf['signature']})" in completed.stdout
+    lowercased = subprocess.run(
+        [str(PYTHON_BIN / "sacrebleu"), str(references), "-i", str(hypotheses), "-lc", "-w", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lowercase_bleu = json.loads(lowercased.stdout)
+    assert "case:lc" in lowercase_bleu["signature"]
+    assert (
+        f"lower-cased BLEU = {lowercase_bleu['score']:.2f} {lowercase_bleu['verbose_score']} "
+        f"(signature: {lowercase_bleu['signature']})"
+    ) in completed.stdout
 
 
 def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, workdir):

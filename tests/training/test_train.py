@@ -182,3 +182,21 @@ def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
         if name.startswith("optimizer/") and "iterations" in name
     ]
     assert iterations and int(reader.get_tensor(iterations[0])) == 4
+
+
+def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(tfds_dir, tiny_tokenizer,
+                                                                       tmp_path):
+    config = tiny_config(tfds_dir, steps=30, checkpoint_every=10, eval_every=1000)
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    run = trainer._Trainer(config, workdir)
+    healthy_step = run.train_step
+
+    def poisoned_step(iterator):
+        results = healthy_step(iterator)
+        return results if run.step <= 15 else [results[0] * float("nan"), *results[1:]]
+
+    run.train_step = poisoned_step
+    with pytest.raises(trainer.TrainingError, match="loss became nan at step 16"):
+        run.run()
+    assert latest_step(workdir) == 10
+    assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()

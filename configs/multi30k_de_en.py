@@ -29,5 +29,5 @@ def get_config():
     config.train.eval_every = 500
     config.train.eval_max_sentences = 300
     config.decode.beam_size = 4
-    config.decode.length_penalty = 0.6
+    config.decode.length_penalty = 1.0  # chosen on the validation split (39.03 vs 38.72)
     return config

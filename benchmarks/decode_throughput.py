@@ -129,15 +129,19 @@ def main() -> None:
             + ", ".join(f"{speed:.0f}" for speed in speeds)
         )
 
-    reference_speed = results["reference greedy (no cache)"]
-    print("\nsearch   best jit_compile   tok/s   x reference   target   peers")
-    for search, peer in [("greedy", PEERS[2]), ("beam 4", PEERS[3])]:
+    # The peers ran on another CPU: their targets are compared here as speed-ups over the
+    # tutorial's recompute decoder, which the reference line re-measures on this machine.
+    reference_speed, tutorial_speed = results["reference greedy (no cache)"], PEERS[0][1]
+    print("\nsearch   best jit_compile   tok/s   x reference   target tok/s (x tutorial)   verdict")
+    for search in ("greedy", "beam 4"):
         jit = max(jit_modes, key=lambda jit, search=search: results[f"{search}, jit_compile={jit}"])
         speed = results[f"{search}, jit_compile={jit}"]
-        verdict = "met" if speed >= TARGETS[search] else "NOT met"
+        target, target_ratio = TARGETS[search], TARGETS[search] / tutorial_speed
+        absolute = "met" if speed >= target else "not met"
+        relative = "met" if speed / reference_speed >= target_ratio else "not met"
         print(
             f"{search:<8} {jit!s:<18} {speed:>6.0f}   {speed / reference_speed:>10.2f}x   "
-            f"{TARGETS[search]} ({verdict})   {peer[0]}: {peer[1]}"
+            f"{target:>12} ({target_ratio:.2f}x)   absolute {absolute}, as a speed-up {relative}"
         )
     print("\npeers (../shared/peers/README.md: same workload, measured on another CPU):")
     for name, speed in PEERS:

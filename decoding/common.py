@@ -20,10 +20,17 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-# The tokenizer's special ids (``data_pipeline/tokenizer.py`` defines the same values).
-PAD_ID = 0
-BOS_ID = 2
-EOS_ID = 3
+from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID  # defined once, there
+
+__all__ = [
+    "BOS_ID",
+    "EOS_ID",
+    "PAD_ID",
+    "check_length_options",
+    "forbid_tokens",
+    "output_length_limits",
+    "trim_output",
+]
 
 
 def check_length_options(

@@ -96,7 +96,6 @@ def beam_search(
         pad_id=pad_id,
     )
     batch = tf.shape(source_ids)[0]
-    vocab_size = model.target_vocab_size
     memory, memory_mask = model.encode(source_ids)
     cache = model.init_cache(memory, memory_mask, buffer_length)
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
@@ -110,12 +109,20 @@ def beam_search(
     def body(step, alive_seqs, alive_log_probs, self_cache, seqs, scores, done):
         tokens = tf.reshape(tf.gather(alive_seqs, step, axis=2), [-1])  # (batch * beam,)
         logits, next_cache = model.decode_step(tokens, step, {**cache, "self": self_cache})
-        log_probs = forbid_tokens(tf.nn.log_softmax(logits), [pad_id, bos_id])
-        log_probs = tf.reshape(log_probs, [batch, beam, vocab_size])
-        candidates = alive_log_probs[:, :, tf.newaxis] + log_probs
-        candidates = tf.reshape(candidates, [batch, beam * vocab_size])
-        top_log_probs, top_indices = tf.math.top_k(candidates, beam)  # (batch, beam)
-        top_beams, top_tokens = top_indices // vocab_size, top_indices % vocab_size
+        # A sentence's beam best continuations are among each alive hypothesis' beam best
+        # tokens: two small top-k's instead of one over (batch, beam * vocab_size).
+        row_logits, row_tokens = tf.math.top_k(forbid_tokens(logits, [pad_id, bos_id]), beam)
+        row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
+        candidates = alive_log_probs[:, :, tf.newaxis] + tf.reshape(
+            row_log_probs, [batch, beam, beam]
+        )  # (batch, beam, beam): [sentence, hypothesis, its k-th best token]
+        top_log_probs, top_indices = tf.math.top_k(
+            tf.reshape(candidates, [batch, beam * beam]), beam
+        )  # (batch, beam)
+        top_beams = top_indices // beam
+        top_tokens = tf.gather(
+            tf.reshape(row_tokens, [batch, beam * beam]), top_indices, batch_dims=1
+        )
         alive_seqs = tf.gather(alive_seqs, top_beams, batch_dims=1)  # (batch, beam, columns)
         alive_seqs = tf.where(columns == step + 1, top_tokens[:, :, tf.newaxis], alive_seqs)
         rows = tf.reshape(top_beams + sentence_offsets, [-1])  # (batch * beam,)

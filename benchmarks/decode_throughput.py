@@ -8,16 +8,29 @@ output tokens per sentence (``eos_id=None``: EOS is an ordinary token, every sen
 time, median of ``--reps`` timed batches after one warm-up batch (tracing, XLA compilation); the
 lines are timed in turn, round after round.
 
+With ``--workdir`` (a trained work directory) it also translates a Multi30k split (default
+test2016) with the trained model, greedy and with the config's beam, at batch 1 (the first
+``--batch1_sentences`` sentences, one per call) and batch 64 (the whole split, sorted by length as
+``translate.py`` does), and prints sentences/s and output tokens/s (SentencePiece pieces of the
+translations).
+
+If the peers' CTranslate2 environment exists (``$TORCHPY``, else ``~/.venv-peers-torch``; see
+``../shared/peers/README.md``), it then runs ``ct2_infer.py --size small`` on this machine and
+prints our ratio to CTranslate2 measured in the same run; the targets are half of CTranslate2.
+
 Run it alone on the machine (it uses every core)::
 
     TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python benchmarks/decode_throughput.py [--reps 5] [--jit both]
+        [--workdir runs/multi30k_de_en]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -56,6 +69,10 @@ PEERS = [
     ("CTranslate2 float32, beam 4", 5289),
 ]
 TARGETS = {"greedy": 6600, "beam 4": 2650}
+# The targets as shares of CTranslate2 float32 on the same workload (beam size -> share).
+CT2_TARGET_SHARE = 0.5
+PEERS_DIR = Path(__file__).resolve().parents[2] / "shared" / "peers"
+CT2_RESULT = re.compile(r"RESULT ct2 small (\w+) beam=(\d+): (\d+) tok/s")
 
 
 def time_round_robin(decoders: dict[str, Callable[[], object]], reps: int) -> dict[str, list]:
@@ -72,10 +89,76 @@ def time_round_robin(decoders: dict[str, Callable[[], object]], reps: int) -> di
     return times
 
 
+def ct2_python() -> str | None:
+    """The peers' Python with ctranslate2, if this machine has it."""
+    candidates = [os.environ.get("TORCHPY", ""), str(Path.home() / ".venv-peers-torch/bin/python")]
+    for python in filter(None, candidates):
+        if os.path.exists(python):
+            probe = subprocess.run([python, "-c", "import ctranslate2"], capture_output=True)
+            if probe.returncode == 0:
+                return python
+    return None
+
+
+def run_ctranslate2(python: str, reps: int) -> dict[tuple[str, int], float]:
+    """``{(compute type, beam size): tok/s}`` from the peers' ``ct2_infer.py --size small``."""
+    command = [python, "ct2_infer.py", "--size", "small", "--reps", str(reps)]
+    print(f"\nrunning CTranslate2 on this machine: {' '.join(command)} (in {PEERS_DIR})")
+    run = subprocess.run(command, cwd=PEERS_DIR, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"  CTranslate2 failed (exit {run.returncode}):\n{run.stderr[-2000:]}")
+        return {}
+    results = {}
+    for line in run.stdout.splitlines():
+        if line.startswith(("RESULT", "ctranslate2")):
+            print(f"  {line}")
+        match = CT2_RESULT.match(line)
+        if match:
+            results[(match.group(1), int(match.group(2)))] = float(match.group(3))
+    return results
+
+
+def time_trained_model(workdir: str, split: str, batch1_sentences: int) -> None:
+    """Sentences/s and output tokens/s of a trained model on a real split, batch 1 and 64."""
+    from data_pipeline import load_translation_splits
+    from inference.loading import load_config, load_translator
+
+    config = load_config(workdir)
+    pairs = load_translation_splits(config.data.name, [split])[split]
+    sentences = [source.decode() for source, _ in pairs.as_numpy_iterator()]
+    print(f"\ntrained model: {workdir} ({config.data.name} {split}, {len(sentences)} sentences)")
+    print(
+        f"{'search':<10} {'batch':>5} {'sentences':>9} {'sent/s':>7} {'tok/s':>7} "
+        f"{'median ms/call':>15}"
+    )
+    for beam_size in sorted({1, config.decode.beam_size}):
+        translator, _ = load_translator(workdir, beam_size=beam_size)
+        translator.translate(sentences[:64], progress=False)  # warm-up: tracing
+        for batch_size in (1, 64):
+            subset = sentences[:batch1_sentences] if batch_size == 1 else sentences
+            call_seconds, translations = [], []
+            for start in range(0, len(subset), batch_size):
+                began = time.perf_counter()
+                translations += translator.translate(
+                    subset[start : start + batch_size], batch_size=batch_size, progress=False
+                )
+                call_seconds.append(time.perf_counter() - began)
+            seconds = sum(call_seconds)
+            tokens = int(tf.reduce_sum(translator.source_lengths(translations)))
+            search = "greedy" if beam_size == 1 else f"beam {beam_size}"
+            print(
+                f"{search:<10} {batch_size:>5} {len(subset):>9} {len(subset) / seconds:>7.1f} "
+                f"{tokens / seconds:>7.0f} {statistics.median(call_seconds) * 1e3:>15.1f}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=5, help="timed batches per line")
     parser.add_argument("--jit", choices=["both", "on", "off"], default="both")
+    parser.add_argument("--workdir", help="a trained work directory: also time real sentences")
+    parser.add_argument("--split", default="test2016", help="the split --workdir translates")
+    parser.add_argument("--batch1_sentences", type=int, default=100)
     args = parser.parse_args()
     jit_modes = {"both": [False, True], "on": [True], "off": [False]}[args.jit]
 
@@ -146,6 +229,26 @@ def main() -> None:
     print("\npeers (../shared/peers/README.md: same workload, measured on another CPU):")
     for name, speed in PEERS:
         print(f"  {name:<58} {speed:>6} tok/s")
+
+    if args.workdir:
+        time_trained_model(args.workdir, args.split, args.batch1_sentences)
+
+    python = ct2_python()
+    if python is None:
+        print("\nCTranslate2 is not installed here (../shared/peers/README.md): no same-run ratio.")
+        return
+    ct2 = run_ctranslate2(python, args.reps)
+    print(f"\nours / CTranslate2 float32 measured in this run (target: >= {CT2_TARGET_SHARE:.2f}):")
+    for search, beam_size in (("greedy", 1), ("beam 4", 4)):
+        if ("float32", beam_size) not in ct2:
+            continue
+        ours = max(results[f"{search}, jit_compile={jit}"] for jit in jit_modes)
+        theirs = ct2[("float32", beam_size)]
+        verdict = "met" if ours / theirs >= CT2_TARGET_SHARE else "not met"
+        print(
+            f"  {search:<8} ours {ours:>6.0f} tok/s, CTranslate2 {theirs:>6.0f} tok/s: "
+            f"{ours / theirs:.2f} ({verdict})"
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from training.config import ConfigError
 
 
 def define_translator_flags(workdir_required: bool = True) -> tuple[flags.FlagHolder, Callable]:
-    """Defines --workdir, --checkpoint, --beam_size and --length_penalty.
+    """Defines --workdir, --checkpoint, --beam_size, --length_penalty and --jit_compile.
 
     Returns the --workdir flag and ``load() -> (Translator, checkpoint path)`` for the flags'
     values (decoding options default to the work directory's config).
@@ -31,10 +31,19 @@ def define_translator_flags(workdir_required: bool = True) -> tuple[flags.FlagHo
     length_penalty = flags.DEFINE_float(
         "length_penalty", None, "GNMT length penalty alpha (default: the config's)."
     )
+    jit_compile = flags.DEFINE_boolean(
+        "jit_compile",
+        None,
+        "Run the search compiled by XLA (default: the config's decode.jit_compile).",
+    )
 
     def load():
         return load_translator(
-            workdir.value, checkpoint.value, beam_size.value, length_penalty.value
+            workdir.value,
+            checkpoint.value,
+            beam_size.value,
+            length_penalty.value,
+            jit_compile.value,
         )
 
     return workdir, load

@@ -38,6 +38,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.train.steps = 10000
     config.train.warmup_steps = 1000
     config.train.peak_learning_rate = 0.0  # 0: the paper's d_model^-0.5 * warmup_steps^-0.5
+    config.train.decay = "inverse_sqrt"  # after warm-up: "inverse_sqrt" (paper) | "cosine" (to 0)
     config.train.adam_beta1 = 0.9
     config.train.adam_beta2 = 0.98
     config.train.adam_epsilon = 1e-9
@@ -57,6 +58,9 @@ def get_config() -> ml_collections.ConfigDict:
     config.decode = ml_collections.ConfigDict()
     config.decode.beam_size = 4
     config.decode.length_penalty = 0.6  # GNMT alpha
+    # The search compiled by XLA (translate.py, evaluate.py, the SavedModel; not validation during
+    # training): one compilation per padded input shape, then much less time per call.
+    config.decode.jit_compile = False
     config.decode.max_length_ratio = 1.5  # output length <= ratio * source length + offset
     config.decode.max_length_offset = 10
 

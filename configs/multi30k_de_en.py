@@ -20,13 +20,14 @@ def get_config():
     config.model.d_ff = 1024
     config.model.dropout = 0.2
     config.model.norm_first = True
-    config.train.steps = 3000
+    config.train.steps = 2500
     config.train.warmup_steps = 300
     config.train.peak_learning_rate = 1e-3
+    config.train.decay = "cosine"
     config.train.log_every = 25
-    config.train.checkpoint_every = 250
+    config.train.checkpoint_every = 200
     config.train.keep_checkpoints = 5
-    config.train.eval_every = 500
+    config.train.eval_every = 1000
     config.train.eval_max_sentences = 300
     config.decode.beam_size = 4
     config.decode.length_penalty = 1.0  # chosen on the validation split (39.03 vs 38.72)

@@ -30,7 +30,7 @@ from decoding.common import (
     EOS_ID,
     PAD_ID,
     forbid_tokens,
-    output_length_limits,
+    start_search,
     trim_output,
 )
 from transformer.model import Transformer
@@ -87,8 +87,8 @@ def beam_search(
     if length_penalty < 0:
         raise ValueError(f"length_penalty must not be negative, got {length_penalty}.")
     alpha, beam = length_penalty, beam_size
-    source_ids = tf.convert_to_tensor(source_ids, tf.int32)
-    limits, buffer_length = output_length_limits(
+    source_ids, limits, buffer_length, cache = start_search(
+        model,
         source_ids,
         max_length=max_length,
         max_length_ratio=max_length_ratio,
@@ -96,8 +96,6 @@ def beam_search(
         pad_id=pad_id,
     )
     batch = tf.shape(source_ids)[0]
-    memory, memory_mask = model.encode(source_ids)
-    cache = model.init_cache(memory, memory_mask, buffer_length)
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
     cache = tf.nest.map_structure(lambda leaf: tf.repeat(leaf, beam, axis=0), cache)
     # Sequences hold BOS in column 0; step t reads column t and writes column t + 1.

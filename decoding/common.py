@@ -29,6 +29,7 @@ __all__ = [
     "check_length_options",
     "forbid_tokens",
     "output_length_limits",
+    "start_search",
     "trim_output",
 ]
 
@@ -83,6 +84,33 @@ def output_length_limits(
     real_lengths = tf.reduce_sum(tf.cast(source_ids != pad_id, tf.int32), axis=1)
     limits = _length_limit(real_lengths, max_length, max_length_ratio, max_length_offset)
     return tf.minimum(limits, buffer_length), buffer_length
+
+
+def start_search(
+    model,
+    source_ids: tf.Tensor,
+    *,
+    max_length: int | None,
+    max_length_ratio: float,
+    max_length_offset: float,
+    pad_id: int,
+) -> tuple[tf.Tensor, tf.Tensor, int | tf.Tensor, dict]:
+    """What every cached search does first: the length limits, the encoder pass and the cache.
+
+    Returns:
+        ``(source_ids as int32, limits, buffer_length, cache)``; see
+        :func:`output_length_limits` and ``Transformer.init_cache``.
+    """
+    source_ids = tf.convert_to_tensor(source_ids, tf.int32)
+    limits, buffer_length = output_length_limits(
+        source_ids,
+        max_length=max_length,
+        max_length_ratio=max_length_ratio,
+        max_length_offset=max_length_offset,
+        pad_id=pad_id,
+    )
+    memory, memory_mask = model.encode(source_ids)
+    return source_ids, limits, buffer_length, model.init_cache(memory, memory_mask, buffer_length)
 
 
 def forbid_tokens(scores: tf.Tensor, token_ids: list[int]) -> tf.Tensor:

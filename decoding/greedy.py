@@ -17,6 +17,7 @@ from decoding.common import (
     PAD_ID,
     forbid_tokens,
     output_length_limits,
+    start_search,
     trim_output,
 )
 from transformer.model import Transformer
@@ -53,16 +54,14 @@ def greedy_search(
         >>> ids.shape  # (2, out_len), out_len <= 8: the longest output, EOS included
         TensorShape([2, 8])
     """
-    source_ids = tf.convert_to_tensor(source_ids, tf.int32)
-    limits, buffer_length = output_length_limits(
+    source_ids, limits, buffer_length, cache = start_search(
+        model,
         source_ids,
         max_length=max_length,
         max_length_ratio=max_length_ratio,
         max_length_offset=max_length_offset,
         pad_id=pad_id,
     )
-    memory, memory_mask = model.encode(source_ids)
-    cache = model.init_cache(memory, memory_mask, buffer_length)
     batch = tf.shape(source_ids)[0]
     columns = tf.range(buffer_length)
 

@@ -23,6 +23,25 @@ def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Ten
     return tf.cast(tf.concat([pieces, eos], axis=1).to_tensor(PAD_ID), tf.int32)
 
 
+def pad_to_buckets(source_ids: tf.Tensor, length_bucket: int) -> tf.Tensor:
+    """Pads ``(batch, length)`` ids with PAD to ``(2^k >= batch, multiple of length_bucket)``.
+
+    Padding rows hold a lone EOS (an empty sentence: it finishes at once). Bounds the number of
+    distinct shapes, hence of XLA compilations.
+
+    Example:
+        >>> pad_to_buckets(tf.constant([[5, 6, 3]]), length_bucket=4).numpy().tolist()
+        [[5, 6, 3, 0]]
+    """
+    batch, length = tf.shape(source_ids)[0], tf.shape(source_ids)[1]
+    powers_of_two = 2 ** tf.range(31)
+    padded_batch = powers_of_two[tf.argmax(tf.cast(powers_of_two >= batch, tf.int32))]
+    padded_length = -(-length // length_bucket) * length_bucket
+    ids = tf.pad(source_ids, [[0, 0], [0, padded_length - length]], constant_values=PAD_ID)
+    empty = tf.one_hot(tf.zeros([padded_batch - batch], tf.int32), padded_length, EOS_ID, PAD_ID)
+    return tf.concat([ids, tf.cast(empty, ids.dtype)], axis=0)
+
+
 class Translator(tf.Module):
     """Translates sentences with a trained model and its tokenizer.
 
@@ -33,6 +52,12 @@ class Translator(tf.Module):
         length_penalty: GNMT alpha for beam search.
         max_length_ratio, max_length_offset: output length <= ratio * source length + offset.
         max_source_length: longer inputs are truncated to this many tokens.
+        jit_compile: run the search (not the string ops) compiled by XLA. XLA compiles once per
+            input shape, so the batch is padded to a power of two and the source length to a
+            multiple of ``length_bucket``: at most ``log2(batch) * max_source_length /
+            length_bucket`` compilations, each a few seconds the first time it is met. Padding
+            never changes a translation (see :mod:`decoding.common`).
+        length_bucket: source padding multiple under ``jit_compile``.
 
     Example:
         >>> translator = Translator(model, tokenizer, beam_size=4)
@@ -49,12 +74,18 @@ class Translator(tf.Module):
         max_length_ratio: float = 1.5,
         max_length_offset: float = 10,
         max_source_length: int = 256,
+        jit_compile: bool = False,
+        length_bucket: int = 16,
     ) -> None:
         super().__init__()
+        if length_bucket < 1:
+            raise ValueError(f"length_bucket must be a positive integer, got {length_bucket}.")
         self.model, self.tokenizer = model, tokenizer
         self.beam_size, self.length_penalty = beam_size, length_penalty
         self.max_length_ratio, self.max_length_offset = max_length_ratio, max_length_offset
         self.max_source_length = max_source_length
+        self.jit_compile, self.length_bucket = jit_compile, length_bucket
+        self._compiled_search = tf.function(self._search, jit_compile=True)
 
     def source_lengths(self, sentences: Sequence[str]) -> list[int]:
         """Token counts of ``sentences`` without EOS (to detect truncation)."""
@@ -64,7 +95,16 @@ class Translator(tf.Module):
     def translate_batch(self, text: tf.Tensor) -> tf.Tensor:
         """``(batch,)`` tf.string sentences -> ``(batch,)`` tf.string translations."""
         source_ids = encode_sources(self.tokenizer, text, self.max_source_length)
-        output_ids = decode(
+        if self.jit_compile:
+            batch = tf.shape(source_ids)[0]
+            padded_ids = pad_to_buckets(source_ids, self.length_bucket)
+            output_ids = self._compiled_search(padded_ids)[:batch]
+        else:
+            output_ids = self._search(source_ids)
+        return self.tokenizer.detokenize(output_ids)
+
+    def _search(self, source_ids: tf.Tensor) -> tf.Tensor:
+        return decode(
             self.model,
             source_ids,
             beam_size=self.beam_size,
@@ -75,7 +115,6 @@ class Translator(tf.Module):
             eos_id=EOS_ID,
             pad_id=PAD_ID,
         )
-        return self.tokenizer.detokenize(output_ids)
 
     def translate(
         self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True

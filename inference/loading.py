@@ -69,6 +69,7 @@ def load_translator(
     which: str = "best",
     beam_size: int | None = None,
     length_penalty: float | None = None,
+    jit_compile: bool | None = None,
 ) -> tuple[Translator, str]:
     """A :class:`Translator` for a work directory; decoding options default to its config."""
     config = load_config(workdir)
@@ -81,6 +82,7 @@ def load_translator(
         max_length_ratio=config.decode.max_length_ratio,
         max_length_offset=config.decode.max_length_offset,
         max_source_length=config.data.max_length,
+        jit_compile=config.decode.get("jit_compile", False) if jit_compile is None else jit_compile,
     )
     return translator, path
 

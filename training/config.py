@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ml_collections
 
+from training.schedule import DECAYS
+
 
 class ConfigError(ValueError):
     """A configuration value is invalid; the message names the key."""
@@ -95,6 +97,18 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "train.warmup_steps",
         config.train.warmup_steps,
         "set it > 0, or set train.peak_learning_rate",
+    )
+    _require(
+        config.train.decay in DECAYS,
+        "train.decay",
+        config.train.decay,
+        f"expected one of {DECAYS}",
+    )
+    _require(
+        config.train.decay != "cosine" or config.train.steps > config.train.warmup_steps,
+        "train.warmup_steps",
+        config.train.warmup_steps,
+        f"a cosine decay needs train.steps ({config.train.steps}) > train.warmup_steps",
     )
     _require(
         config.model.shared_embeddings in ("all", "target", "none"),

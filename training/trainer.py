@@ -25,7 +25,7 @@ from inference.evaluation import bleu
 from training import checkpoints, distribute
 from training import config as config_lib
 from training.loss import label_smoothed_loss
-from training.schedule import WarmupInverseSqrt
+from training.schedule import make_schedule
 from training.step import make_replica_step
 from transformer import Transformer
 
@@ -63,10 +63,13 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
 
 def build_optimizer(config: ml_collections.ConfigDict) -> keras.optimizers.Optimizer:
     train = config.train
-    if train.peak_learning_rate:
-        schedule = WarmupInverseSqrt(train.peak_learning_rate, train.warmup_steps)
-    else:
-        schedule = WarmupInverseSqrt.from_paper(config.model.d_model, train.warmup_steps)
+    schedule = make_schedule(
+        train.decay,
+        train.peak_learning_rate,
+        train.warmup_steps,
+        train.steps,
+        config.model.d_model,
+    )
     optimizer = keras.optimizers.Adam(
         learning_rate=schedule,
         beta_1=train.adam_beta1,

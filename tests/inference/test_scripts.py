@@ -83,7 +83,9 @@ def test_evaluate_prints_the_score_the_sacrebleu_command_prints(workdir):
     ) in completed.stdout
 
 
-def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, workdir):
+def serve_in_a_fresh_process(saved_model: str) -> list[str]:
+    """Translates BAD_INPUTS (and invalid UTF-8) with the SavedModel in a process that imports
+    only tensorflow and tensorflow_text, in bounded time."""
     program = textwrap.dedent(f"""
         import sys, tensorflow as tf, tensorflow_text
         serve = tf.saved_model.load({saved_model!r}).signatures["serving_default"]
@@ -100,7 +102,11 @@ def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, 
     )
     assert completed.returncode == 0, completed.stderr
     assert time.perf_counter() - started < 120  # bounded, even for a 5,000-character line
-    saved_model_translations = completed.stdout.splitlines()
+    return completed.stdout.splitlines()
+
+
+def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, workdir):
+    saved_model_translations = serve_in_a_fresh_process(saved_model)
 
     # translate.py on the same checkpoint gives the same translations.
     direct = run_script(
@@ -112,6 +118,15 @@ def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, 
     assert direct.returncode == 0, direct.stderr
     assert direct.stdout.splitlines() == saved_model_translations
     assert "warning: sentence 3 has" in direct.stderr  # the 5,000-character line is truncated
+
+
+def test_a_saved_model_with_the_xla_compiled_search_serves_the_same(saved_model, workdir):
+    output = f"{workdir}/saved_model_xla"
+    completed = run_script(
+        "export.py", f"--workdir={workdir}", f"--output={output}", "--jit_compile"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert serve_in_a_fresh_process(output) == serve_in_a_fresh_process(saved_model)
 
 
 def test_saved_model_cli_lists_the_signature(saved_model):

@@ -37,6 +37,7 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
         ("train.distribution", "horovod", r"config.train.distribution = 'horovod' is invalid"),
         ("data.tokens_per_batch", 10, r"config.data.tokens_per_batch = 10 is invalid"),
+        ("train.decay", "linear", r"config.train.decay = 'linear' is invalid: expected one of"),
     ],
 )
 def test_bad_values_are_errors_naming_the_key(key, value, message):
@@ -76,3 +77,11 @@ def test_train_py_stops_at_start_up_with_a_message_naming_the_key(tmp_path, over
     assert message in completed.stderr
     assert "Traceback" not in completed.stderr
     assert not (tmp_path / "run" / "checkpoints").exists()  # stopped before any work
+
+
+def test_a_cosine_decay_needs_more_steps_than_warmup():
+    config = base.get_config()
+    config.train.decay = "cosine"
+    config.train.steps = config.train.warmup_steps
+    with pytest.raises(ConfigError, match=r"config.train.warmup_steps = 1000 is invalid: a cosine"):
+        validate(config)

@@ -1,9 +1,11 @@
+import itertools
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from training.loss import label_smoothed_loss
-from training.schedule import WarmupInverseSqrt
+from training.schedule import WarmupCosine, WarmupInverseSqrt, make_schedule
 
 
 def test_schedule_is_the_papers_formula():
@@ -51,3 +53,24 @@ def test_perfect_prediction_costs_nothing_and_padding_is_never_accuracy():
     loss_sum, correct, count = label_smoothed_loss(logits, targets, 0.0)
     assert float(loss_sum) == pytest.approx(0.0, abs=1e-4)
     assert float(correct) == 2.0 and float(count) == 2.0
+
+
+def test_cosine_schedule_warms_up_then_decays_to_zero_at_the_last_step():
+    schedule = WarmupCosine(peak_learning_rate=1e-3, warmup_steps=100, total_steps=1100)
+    assert float(schedule(50)) == pytest.approx(5e-4)
+    assert float(schedule(100)) == pytest.approx(1e-3)
+    assert float(schedule(600)) == pytest.approx(5e-4)
+    assert float(schedule(1100)) == pytest.approx(0.0, abs=1e-12)
+    assert float(schedule(5000)) == pytest.approx(0.0, abs=1e-12)
+    values = [float(schedule(step)) for step in range(100, 1101, 50)]
+    assert all(a > b for a, b in itertools.pairwise(values))
+
+
+def test_make_schedule_picks_the_decay_and_the_papers_peak():
+    paper = make_schedule("inverse_sqrt", 0.0, 4000, 10000, d_model=512)
+    assert float(paper(4000)) == pytest.approx(512**-0.5 * 4000**-0.5, rel=1e-5)
+    assert isinstance(make_schedule("cosine", 1e-3, 10, 20, d_model=8), WarmupCosine)
+    with pytest.raises(ValueError, match="decay must be one of"):
+        make_schedule("linear", 1e-3, 10, 20, d_model=8)
+    with pytest.raises(ValueError, match="total_steps"):
+        WarmupCosine(1e-3, warmup_steps=20, total_steps=20)

@@ -1,0 +1,47 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from decoding.translator import Translator, pad_to_buckets
+from inference.loading import load_model
+
+
+@pytest.mark.parametrize(
+    "shape, padded_shape",
+    [
+        ((1, 5), (1, 16)),
+        ((2, 16), (2, 16)),
+        ((3, 17), (4, 32)),
+        ((64, 9), (64, 16)),
+        ((65, 1), (128, 16)),
+    ],
+)
+def test_pad_to_buckets_pads_batch_to_a_power_of_two_and_length_to_the_bucket(shape, padded_shape):
+    ids = tf.fill(shape, 7)
+    padded = pad_to_buckets(ids, length_bucket=16)
+    assert tuple(padded.shape) == padded_shape
+    np.testing.assert_array_equal(padded[: shape[0], : shape[1]], ids)
+    assert not tf.reduce_any(padded[: shape[0], shape[1] :] != 0)
+    # Added rows are empty sentences: EOS, then padding.
+    extra = padded[shape[0] :].numpy()
+    assert (extra[:, 0] == 3).all() and (extra[:, 1:] == 0).all()
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_the_xla_compiled_search_translates_as_the_graph_one(tiny_run, beam_size):
+    workdir, _ = tiny_run
+    model, tokenizer, _ = load_model(workdir, "latest")
+    sentences = ["Ein Hund rennt.", "", "Zwei Männer stehen auf einer Straße und reden.", "Ja"]
+    translations = {
+        jit: Translator(
+            model,
+            tokenizer,
+            beam_size=beam_size,
+            max_source_length=32,
+            jit_compile=jit,
+            length_bucket=8,
+        ).translate(sentences, batch_size=3, progress=False)
+        for jit in (False, True)
+    }
+    assert translations[True] == translations[False]
+    assert any(translations[True])

@@ -9,10 +9,11 @@ time, median of ``--reps`` timed batches after one warm-up batch (tracing, XLA c
 lines are timed in turn, round after round.
 
 With ``--workdir`` (a trained work directory) it also translates a Multi30k split (default
-test2016) with the trained model, greedy and with the config's beam, at batch 1 (the first
-``--batch1_sentences`` sentences, one per call) and batch 64 (the whole split, sorted by length as
-``translate.py`` does), and prints sentences/s and output tokens/s (SentencePiece pieces of the
-translations).
+test2016) with the trained model, greedy and with the config's beam, with and without XLA, at
+batch 1 (the first ``--batch1_sentences`` sentences, one per call) and batch 64 (the first
+``--batch64_sentences``, sorted by length as ``translate.py`` does), each timed after one untimed
+pass over the same sentences (the steady state of a server: every shape traced and compiled), and
+prints sentences/s and output tokens/s (SentencePiece pieces of the translations).
 
 If the peers' CTranslate2 environment exists (``$TORCHPY``, else ``~/.venv-peers-torch``; see
 ``../shared/peers/README.md``), it then runs ``ct2_infer.py --size small`` on this machine and
@@ -118,8 +119,21 @@ def run_ctranslate2(python: str, reps: int) -> dict[tuple[str, int], float]:
     return results
 
 
-def time_trained_model(workdir: str, split: str, batch1_sentences: int) -> None:
-    """Sentences/s and output tokens/s of a trained model on a real split, batch 1 and 64."""
+def time_calls(translator, sentences: list[str], batch_size: int) -> tuple[list[float], list[str]]:
+    """Seconds of each ``translate`` call over ``sentences`` in batches, and the translations."""
+    call_seconds, translations = [], []
+    for start in range(0, len(sentences), batch_size):
+        began = time.perf_counter()
+        translations += translator.translate(
+            sentences[start : start + batch_size], batch_size=batch_size, progress=False
+        )
+        call_seconds.append(time.perf_counter() - began)
+    return call_seconds, translations
+
+
+def time_trained_model(workdir: str, split: str, sentences_per_batch_size: dict[int, int]) -> None:
+    """Sentences/s and output tokens/s of a trained model on a real split, with and without XLA,
+    at each batch size, after one untimed pass over the same sentences (tracing, compilation)."""
     from data_pipeline import load_translation_splits
     from inference.loading import load_config, load_translator
 
@@ -128,28 +142,24 @@ def time_trained_model(workdir: str, split: str, batch1_sentences: int) -> None:
     sentences = [source.decode() for source, _ in pairs.as_numpy_iterator()]
     print(f"\ntrained model: {workdir} ({config.data.name} {split}, {len(sentences)} sentences)")
     print(
-        f"{'search':<10} {'batch':>5} {'sentences':>9} {'sent/s':>7} {'tok/s':>7} "
+        f"{'search':<10} {'XLA':<5} {'batch':>5} {'sentences':>9} {'sent/s':>7} {'tok/s':>7} "
         f"{'median ms/call':>15}"
     )
     for beam_size in sorted({1, config.decode.beam_size}):
-        translator, _ = load_translator(workdir, beam_size=beam_size)
-        translator.translate(sentences[:64], progress=False)  # warm-up: tracing
-        for batch_size in (1, 64):
-            subset = sentences[:batch1_sentences] if batch_size == 1 else sentences
-            call_seconds, translations = [], []
-            for start in range(0, len(subset), batch_size):
-                began = time.perf_counter()
-                translations += translator.translate(
-                    subset[start : start + batch_size], batch_size=batch_size, progress=False
+        for jit in (False, True):
+            translator, _ = load_translator(workdir, beam_size=beam_size, jit_compile=jit)
+            for batch_size, count in sentences_per_batch_size.items():
+                subset = sentences[:count]
+                time_calls(translator, subset, batch_size)  # warm-up
+                call_seconds, translations = time_calls(translator, subset, batch_size)
+                seconds = sum(call_seconds)
+                tokens = int(tf.reduce_sum(translator.source_lengths(translations)))
+                search = "greedy" if beam_size == 1 else f"beam {beam_size}"
+                print(
+                    f"{search:<10} {jit!s:<5} {batch_size:>5} {count:>9} "
+                    f"{count / seconds:>7.1f} {tokens / seconds:>7.0f} "
+                    f"{statistics.median(call_seconds) * 1e3:>15.1f}"
                 )
-                call_seconds.append(time.perf_counter() - began)
-            seconds = sum(call_seconds)
-            tokens = int(tf.reduce_sum(translator.source_lengths(translations)))
-            search = "greedy" if beam_size == 1 else f"beam {beam_size}"
-            print(
-                f"{search:<10} {batch_size:>5} {len(subset):>9} {len(subset) / seconds:>7.1f} "
-                f"{tokens / seconds:>7.0f} {statistics.median(call_seconds) * 1e3:>15.1f}"
-            )
 
 
 def main() -> None:
@@ -158,7 +168,8 @@ def main() -> None:
     parser.add_argument("--jit", choices=["both", "on", "off"], default="both")
     parser.add_argument("--workdir", help="a trained work directory: also time real sentences")
     parser.add_argument("--split", default="test2016", help="the split --workdir translates")
-    parser.add_argument("--batch1_sentences", type=int, default=100)
+    parser.add_argument("--batch1_sentences", type=int, default=50)
+    parser.add_argument("--batch64_sentences", type=int, default=320)
     args = parser.parse_args()
     jit_modes = {"both": [False, True], "on": [True], "off": [False]}[args.jit]
 
@@ -231,7 +242,9 @@ def main() -> None:
         print(f"  {name:<58} {speed:>6} tok/s")
 
     if args.workdir:
-        time_trained_model(args.workdir, args.split, args.batch1_sentences)
+        time_trained_model(
+            args.workdir, args.split, {1: args.batch1_sentences, 64: args.batch64_sentences}
+        )
 
     python = ct2_python()
     if python is None:

@@ -1,8 +1,11 @@
-"""The default: Multi30k German -> English, sized to train in about an hour on two CPU cores.
+"""The default: Multi30k German -> English, sized to train within an hour on two CPU cores.
 
 A 3+3-layer pre-norm Transformer (d_model 256, 4 heads, d_ff 1024, 7.6 M parameters with the
 8,000-piece joint vocabulary), float32 (measured faster than mixed_bfloat16 on CPUs without
-native bfloat16: benchmarks/train_throughput.py), batches of 2,048 target tokens.
+native bfloat16: benchmarks/train_throughput.py), batches of 2,048 target tokens, warm-up then a
+cosine decay to zero (ahead of the paper's inverse square root all along a 3,000-step run: 39.33
+vs 39.03 validation BLEU, best checkpoints, beam 4). 2,500 steps: the 3,000-step run took
+64 min on a busy host; see the README's results.
 """
 
 from configs import base

@@ -26,7 +26,8 @@ def get_config() -> ml_collections.ConfigDict:
     config.tokenizer.model_type = "unigram"  # or "bpe"
 
     config.model = ml_collections.ConfigDict()
-    config.model.num_layers = 3
+    config.model.num_layers = 3  # encoder layers
+    config.model.num_decoder_layers = 3
     config.model.d_model = 256
     config.model.num_heads = 4
     config.model.d_ff = 1024

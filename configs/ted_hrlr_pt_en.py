@@ -8,6 +8,7 @@ def get_config():
     config.data.name = "ted_hrlr_translate/pt_to_en"
     config.data.test_split = "test"
     config.model.num_layers = 4
+    config.model.num_decoder_layers = 4
     config.model.d_model = 128
     config.model.num_heads = 8
     config.model.d_ff = 512

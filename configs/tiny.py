@@ -10,6 +10,7 @@ def get_config():
     config.data.tokens_per_batch = 1024
     config.tokenizer.vocab_size = 1000
     config.model.num_layers = 1
+    config.model.num_decoder_layers = 1
     config.model.d_model = 32
     config.model.num_heads = 2
     config.model.d_ff = 64

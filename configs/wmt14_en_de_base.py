@@ -12,6 +12,7 @@ def get_config():
     config.tokenizer.vocab_size = 37000
     config.tokenizer.model_type = "bpe"
     config.model.num_layers = 6
+    config.model.num_decoder_layers = 6
     config.model.d_model = 512
     config.model.num_heads = 8
     config.model.d_ff = 2048

@@ -25,7 +25,10 @@ def load_config(workdir: str) -> ml_collections.ConfigDict:
             f"`python train.py --config=configs/multi30k_de_en.py --workdir={workdir}`."
         )
     with open(path, encoding="utf-8") as file:
-        return ml_collections.ConfigDict(json.load(file))
+        config = ml_collections.ConfigDict(json.load(file))
+    if "num_decoder_layers" not in config.model:  # work directories from before the option
+        config.model.num_decoder_layers = config.model.num_layers
+    return config
 
 
 def checkpoint_path(workdir: str, which: str = "best") -> str:

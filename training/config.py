@@ -21,6 +21,7 @@ POSITIVE_INTS = (
     "data.tokens_per_batch",
     "tokenizer.vocab_size",
     "model.num_layers",
+    "model.num_decoder_layers",
     "model.d_model",
     "model.num_heads",
     "model.d_ff",

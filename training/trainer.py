@@ -49,6 +49,7 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
     model = Transformer(
         source_vocab_size=vocab_size,
         num_layers=config.model.num_layers,
+        num_decoder_layers=config.model.num_decoder_layers,
         d_model=config.model.d_model,
         num_heads=config.model.num_heads,
         d_ff=config.model.d_ff,

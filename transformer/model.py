@@ -31,7 +31,11 @@ class Transformer(keras.Model):
     Args:
         source_vocab_size: source vocabulary size.
         target_vocab_size: target vocabulary size; defaults to ``source_vocab_size``.
-        num_layers: encoder layers and decoder layers (N in the paper).
+        num_layers: encoder layers (N in the paper), and decoder layers unless
+            ``num_decoder_layers`` is given.
+        num_decoder_layers: decoder layers; defaults to ``num_layers``. A deep encoder with a
+            shallow decoder (Kasai et al., 2021) decodes faster at a similar quality: the encoder
+            runs once per sentence, the decoder once per output token.
         d_model: model width.
         num_heads: attention heads; each has depth ``d_model // num_heads``.
         d_ff: inner width of the feed-forward sublayers.
@@ -54,6 +58,7 @@ class Transformer(keras.Model):
         source_vocab_size: int,
         target_vocab_size: int | None = None,
         num_layers: int = 6,
+        num_decoder_layers: int | None = None,
         d_model: int = 512,
         num_heads: int = 8,
         d_ff: int = 2048,
@@ -65,10 +70,12 @@ class Transformer(keras.Model):
     ) -> None:
         super().__init__(**kwargs)
         target_vocab_size = target_vocab_size or source_vocab_size
+        num_decoder_layers = num_layers if num_decoder_layers is None else num_decoder_layers
         for name, value in [
             ("source_vocab_size", source_vocab_size),
             ("target_vocab_size", target_vocab_size),
             ("num_layers", num_layers),
+            ("num_decoder_layers", num_decoder_layers),
             ("d_model", d_model),
             ("num_heads", num_heads),
             ("d_ff", d_ff),
@@ -91,12 +98,8 @@ class Transformer(keras.Model):
                 "'none' for separate vocabularies."
             )
         self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
-        self.num_layers, self.d_model, self.num_heads, self.d_ff = (
-            num_layers,
-            d_model,
-            num_heads,
-            d_ff,
-        )
+        self.num_layers, self.num_decoder_layers = num_layers, num_decoder_layers
+        self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
         self.dropout, self.shared_embeddings = dropout, shared_embeddings
         self.norm_first, self.pad_id = norm_first, pad_id
 
@@ -127,7 +130,7 @@ class Transformer(keras.Model):
             EncoderLayer(**layer_args, name=f"encoder_{i}") for i in range(num_layers)
         ]
         self.decoder_layers = [
-            DecoderLayer(**layer_args, name=f"decoder_{i}") for i in range(num_layers)
+            DecoderLayer(**layer_args, name=f"decoder_{i}") for i in range(num_decoder_layers)
         ]
         # Pre-norm stacks end with a layer norm; post-norm layers already end with one.
         self.encoder_norm = self._final_norm("encoder_norm")
@@ -242,6 +245,7 @@ class Transformer(keras.Model):
             source_vocab_size=self.source_vocab_size,
             target_vocab_size=self.target_vocab_size,
             num_layers=self.num_layers,
+            num_decoder_layers=self.num_decoder_layers,
             d_model=self.d_model,
             num_heads=self.num_heads,
             d_ff=self.d_ff,

@@ -34,6 +34,7 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
         ),
         ("model.dropout", -0.1, r"config.model.dropout = -0.1 is invalid: expected a number in"),
         ("train.steps", 0, r"config.train.steps = 0 is invalid: expected a positive integer"),
+        ("model.num_decoder_layers", 0, r"config.model.num_decoder_layers = 0 is invalid"),
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
         ("train.distribution", "horovod", r"config.train.distribution = 'horovod' is invalid"),
         ("data.tokens_per_batch", 10, r"config.data.tokens_per_batch = 10 is invalid"),

@@ -69,6 +69,7 @@ def test_target_padding_keys_are_masked():
         {},
         {"norm_first": True},
         {"shared_embeddings": "none", "target_vocab_size": 40},
+        {"num_layers": 3, "num_decoder_layers": 1, "norm_first": True},
     ],
 )
 def test_incremental_decoding_equals_full_pass_step_by_step(overrides):
@@ -130,8 +131,19 @@ def test_decode_returns_cross_attention_of_every_layer():
     np.testing.assert_allclose(tf.reduce_sum(weights[-1], -1), 1.0, atol=1e-5)
 
 
+def test_encoder_and_decoder_depths_can_differ():
+    model = tiny_model(num_layers=3, num_decoder_layers=1)
+    model((tf.constant([[5, 6]]), tf.constant([[7]])))
+    assert (len(model.encoder_layers), len(model.decoder_layers)) == (3, 1)
+    assert len(tiny_model(num_layers=3).decoder_layers) == 3  # the default: num_layers
+    with pytest.raises(ValueError, match="num_decoder_layers must be a positive integer, got 0"):
+        tiny_model(num_decoder_layers=0)
+
+
 def test_get_config_round_trip_gives_the_same_model():
-    model = tiny_model(norm_first=True, shared_embeddings="target", target_vocab_size=30)
+    model = tiny_model(
+        norm_first=True, shared_embeddings="target", target_vocab_size=30, num_decoder_layers=1
+    )
     rng = np.random.default_rng(8)
     inputs = (random_ids(rng, [2, 5]), random_ids(rng, [2, 4], 30))
     expected = model(inputs)

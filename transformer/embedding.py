@@ -70,8 +70,14 @@ class TokenEmbedding(keras.layers.Layer):
 
     def logits(self, states: tf.Tensor) -> tf.Tensor:
         """``(..., d_model)`` states -> ``(..., vocab_size)`` float32 logits (tied matrix)."""
-        matrix = tf.cast(self.embedding.embeddings, states.dtype)
-        return tf.cast(tf.tensordot(states, matrix, [[-1], [1]]), tf.float32)
+        matrix = tf.cast(self.embedding.embeddings, states.dtype)  # (vocab_size, d_model)
+        if states.shape.rank == 2:
+            # (rows, d_model): a decoding step. TensorFlow's CPU matmul copies a transposed
+            # right-hand side, 5x slower than (matrix @ states^T)^T for a beam of 4 rows.
+            logits = tf.transpose(tf.matmul(matrix, states, transpose_b=True))
+        else:
+            logits = tf.tensordot(states, matrix, [[-1], [1]])
+        return tf.cast(logits, tf.float32)
 
     def get_config(self) -> dict:
         config = super().get_config()

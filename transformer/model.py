@@ -236,7 +236,7 @@ class Transformer(keras.Model):
         ):
             x, layer_cache = layer.step(x, index, layer_cache, memory_heads, cache["memory_mask"])
             new_self.append(layer_cache)
-        logits = self._logits(self.decoder_norm(x))[:, 0, :]
+        logits = self._logits(self.decoder_norm(x)[:, 0, :])
         return logits, {**cache, "self": new_self}
 
     def get_config(self) -> dict:

@@ -17,8 +17,7 @@ def get_config():
     config.data.max_length = 64
     config.data.tokens_per_batch = 2048
     config.tokenizer.vocab_size = 8000
-    config.model.num_layers = 4
-    config.model.num_decoder_layers = 2
+    config.model.num_layers = 3
     config.model.d_model = 256
     config.model.num_heads = 4
     config.model.d_ff = 1024

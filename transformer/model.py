@@ -33,9 +33,10 @@ class Transformer(keras.Model):
         target_vocab_size: target vocabulary size; defaults to ``source_vocab_size``.
         num_layers: encoder layers (N in the paper), and decoder layers unless
             ``num_decoder_layers`` is given.
-        num_decoder_layers: decoder layers; defaults to ``num_layers``. A deep encoder with a
-            shallow decoder (Kasai et al., 2021) decodes faster at a similar quality: the encoder
-            runs once per sentence, the decoder once per output token.
+        num_decoder_layers: decoder layers; defaults to ``num_layers``. A deeper encoder with a
+            shallower decoder (Kasai et al., 2021) decodes faster, since the encoder runs once per
+            sentence and the decoder once per output token (on Multi30k, 4+2 against 3+3: 1.2-1.4x
+            faster, 0.55 validation BLEU lower; see the README).
         d_model: model width.
         num_heads: attention heads; each has depth ``d_model // num_heads``.
         d_ff: inner width of the feed-forward sublayers.

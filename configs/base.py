@@ -61,7 +61,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.decode.length_penalty = 0.6  # GNMT alpha
     # The search compiled by XLA (translate.py, evaluate.py, the SavedModel; not validation during
     # training): one compilation per padded input shape (seconds), then much less time per call
-    # (benchmarks/saved_model_latency.py: 3x faster per single sentence, see the README).
+    # (benchmarks/saved_model_latency.py: faster for a single sentence; see the README).
     config.decode.jit_compile = True
     config.decode.max_length_ratio = 1.5  # output length <= ratio * source length + offset
     config.decode.max_length_offset = 10

@@ -25,17 +25,16 @@ def label_smoothed_loss(
         >>> loss_sum, correct, count = label_smoothed_loss(logits, target_out, 0.1)
     """
     logits = tf.cast(logits, tf.float32)
-    vocab_size = tf.shape(logits)[-1]
-    log_probs = tf.nn.log_softmax(logits)
-    reference = -tf.gather(log_probs, targets, batch_dims=2)  # (batch, length)
-    uniform = -tf.reduce_mean(log_probs, axis=-1)
-    per_token = (1.0 - label_smoothing) * reference + label_smoothing * uniform
+    vocab_size = tf.cast(tf.shape(logits)[-1], tf.float32)
+    on = 1.0 - label_smoothing + label_smoothing / vocab_size
+    off = label_smoothing / vocab_size
+    # One fused op computes -sum(smoothed * log_softmax(logits)) and, already in the forward
+    # pass, its gradient softmax - smoothed: fewer passes over the (batch, length, vocab) logits
+    # than log_softmax, a gather and a mean, each with its own gradient.
+    smoothed = tf.one_hot(targets, tf.shape(logits)[-1], on_value=on, off_value=off)
+    per_token = tf.nn.softmax_cross_entropy_with_logits(labels=smoothed, logits=logits)
     # Subtract the entropy of the smoothed target so that a perfect prediction scores 0.
-    on = 1.0 - label_smoothing + label_smoothing / tf.cast(vocab_size, tf.float32)
-    off = label_smoothing / tf.cast(vocab_size, tf.float32)
-    entropy = -(
-        on * tf.math.log(on) + (tf.cast(vocab_size, tf.float32) - 1.0) * tf.math.xlogy(off, off)
-    )
+    entropy = -(on * tf.math.log(on) + (vocab_size - 1.0) * tf.math.xlogy(off, off))
     weights = tf.cast(targets != pad_id, tf.float32)
     predictions = tf.argmax(logits, axis=-1, output_type=targets.dtype)
     correct = tf.cast(predictions == targets, tf.float32) * weights

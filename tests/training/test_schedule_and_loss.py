@@ -47,6 +47,21 @@ def test_label_smoothed_loss_is_kl_to_the_smoothed_target_and_ignores_padding():
     assert float(correct) == ((predictions == targets) & (targets != 0)).sum()
 
 
+def test_label_smoothed_loss_gradient_is_softmax_minus_the_smoothed_target_on_real_tokens():
+    rng = np.random.default_rng(1)
+    logits = tf.constant(rng.normal(size=[2, 4, 7]), tf.float32)
+    targets = np.array([[1, 5, 2, 0], [6, 3, 0, 0]])
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        loss_sum, _, _ = label_smoothed_loss(logits, tf.constant(targets), 0.2)
+    gradient = tape.gradient(loss_sum, logits).numpy()
+    probabilities = tf.nn.softmax(logits).numpy()
+    smoothed = np.full(probabilities.shape, 0.2 / 7)
+    np.put_along_axis(smoothed, targets[..., None], 0.8 + 0.2 / 7, axis=-1)
+    expected = (probabilities - smoothed) * (targets != 0)[..., None]
+    np.testing.assert_allclose(gradient, expected, atol=1e-6)
+
+
 def test_perfect_prediction_costs_nothing_and_padding_is_never_accuracy():
     targets = tf.constant([[3, 4, 0, 0]])
     logits = tf.one_hot(targets, 6) * 100.0

@@ -1,5 +1,5 @@
-"""Multi30k English -> German: the default's model (3 + 3 layers) trained twice as long (6,000
-steps) with twice its dropout (0.2) and peak learning rate (2e-3), and a length penalty of 1.4,
+"""Multi30k English -> German: the default's model (3 + 3 layers) and peak learning rate (2e-3)
+trained twice as long (6,000 steps) with twice its dropout (0.2), and a length penalty of 1.4,
 each chosen on the validation split.
 Measured (2026-11-23, this config, on a 2-core Zen 5 EPYC): 43 min 56 s of training, validation
 40.24 (averaged checkpoint; 39.88 best), test2016 39.72 (lower-cased 40.14). It was chosen over
@@ -20,6 +20,5 @@ def get_config():
     config.model.num_decoder_layers = 3
     config.model.dropout = 0.2
     config.train.steps = 6000
-    config.train.peak_learning_rate = 2e-3
     config.decode.length_penalty = 1.4
     return config

@@ -83,6 +83,49 @@ def build_optimizer(config: ml_collections.ConfigDict) -> keras.optimizers.Optim
     return optimizer
 
 
+# CPU feature flags (Linux /proc/cpuinfo) that mean bfloat16 matmuls run natively.
+_NATIVE_BFLOAT16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def bfloat16_speed_warning(
+    precision: str, cpuinfo: str | None, has_accelerator: bool
+) -> str | None:
+    """A warning when ``mixed_bfloat16`` would train on a CPU that emulates bfloat16, else None.
+
+    Such CPUs (e.g. AMD Zen 2, Intel before Cooper Lake) train slower in bfloat16 than in float32
+    (README, "Measured performance"), so a config tuned on a CPU with native bfloat16 would
+    overrun its time budget. ``cpuinfo`` is the text of ``/proc/cpuinfo``; None (not Linux)
+    gives no warning, since the CPU is unknown.
+
+    Example:
+        >>> bfloat16_speed_warning("mixed_bfloat16", "flags : avx2 fma", False)[:24]
+        'train.precision is mixed'
+    """
+    if precision != "mixed_bfloat16" or has_accelerator or cpuinfo is None:
+        return None
+    flags = set()
+    for line in cpuinfo.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):  # x86, Arm
+            flags.update(value.split())
+    if flags & _NATIVE_BFLOAT16_CPU_FLAGS:
+        return None
+    return (
+        "train.precision is mixed_bfloat16 but this CPU has no native bfloat16 "
+        f"({'/'.join(sorted(_NATIVE_BFLOAT16_CPU_FLAGS))} not among its flags): bfloat16 is "
+        "emulated and trains slower than float32. Pass --config.train.precision=float32 "
+        "(and see the config's docstring for the steps that fit your time budget)."
+    )
+
+
+def _read_cpuinfo() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as file:
+            return file.read()
+    except OSError:
+        return None
+
+
 def load_data(config: ml_collections.ConfigDict, workdir: str, splits: list[str]):
     """Returns ``(split -> (source, target) string pairs, tokenizer)``; trains the tokenizer on
     the training split the first time."""
@@ -119,6 +162,14 @@ class _Trainer:
         os.makedirs(self.output_dir, exist_ok=True)
         keras.utils.set_random_seed(config.train.seed)
         keras.mixed_precision.set_global_policy(config.train.precision)
+        warning = bfloat16_speed_warning(
+            config.train.precision,
+            _read_cpuinfo(),
+            has_accelerator=bool(tf.config.list_logical_devices("GPU"))
+            or config.train.distribution == "tpu",
+        )
+        if warning:
+            logging.warning(warning)
 
         self.pairs, self.tokenizer = load_data(
             config, self.output_dir, [config.data.validation_split]

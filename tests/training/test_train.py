@@ -184,8 +184,9 @@ def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
     assert iterations and int(reader.get_tensor(iterations[0])) == 4
 
 
-def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(tfds_dir, tiny_tokenizer,
-                                                                       tmp_path):
+def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
+    tfds_dir, tiny_tokenizer, tmp_path
+):
     config = tiny_config(tfds_dir, steps=30, checkpoint_every=10, eval_every=1000)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     run = trainer._Trainer(config, workdir)
@@ -200,3 +201,19 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(tfds_dir,
         run.run()
     assert latest_step(workdir) == 10
     assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()
+
+
+ZEN2_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
+ZEN5_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma avx512f avx512_bf16\n"
+ARM_CPUINFO = "processor\t: 0\nFeatures\t: fp asimd sve bf16\n"
+
+
+def test_bfloat16_speed_warning_only_where_bfloat16_is_emulated():
+    warning = trainer.bfloat16_speed_warning("mixed_bfloat16", ZEN2_CPUINFO, has_accelerator=False)
+    assert "no native bfloat16" in warning
+    assert "--config.train.precision=float32" in warning
+    for cpuinfo in (ZEN5_CPUINFO, ARM_CPUINFO):
+        assert trainer.bfloat16_speed_warning("mixed_bfloat16", cpuinfo, False) is None
+    assert trainer.bfloat16_speed_warning("float32", ZEN2_CPUINFO, False) is None
+    assert trainer.bfloat16_speed_warning("mixed_bfloat16", ZEN2_CPUINFO, True) is None
+    assert trainer.bfloat16_speed_warning("mixed_bfloat16", None, False) is None

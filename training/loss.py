@@ -25,13 +25,14 @@ def label_smoothed_loss(
         >>> loss_sum, correct, count = label_smoothed_loss(logits, target_out, 0.1)
     """
     logits = tf.cast(logits, tf.float32)
-    vocab_size = tf.cast(tf.shape(logits)[-1], tf.float32)
+    num_classes = tf.shape(logits)[-1]
+    vocab_size = tf.cast(num_classes, tf.float32)
     on = 1.0 - label_smoothing + label_smoothing / vocab_size
     off = label_smoothing / vocab_size
     # One fused op computes -sum(smoothed * log_softmax(logits)) and, already in the forward
     # pass, its gradient softmax - smoothed: fewer passes over the (batch, length, vocab) logits
     # than log_softmax, a gather and a mean, each with its own gradient.
-    smoothed = tf.one_hot(targets, tf.shape(logits)[-1], on_value=on, off_value=off)
+    smoothed = tf.one_hot(targets, num_classes, on_value=on, off_value=off)
     per_token = tf.nn.softmax_cross_entropy_with_logits(labels=smoothed, logits=logits)
     # Subtract the entropy of the smoothed target so that a perfect prediction scores 0.
     entropy = -(on * tf.math.log(on) + (vocab_size - 1.0) * tf.math.xlogy(off, off))

@@ -24,6 +24,9 @@ def get_config() -> ml_collections.ConfigDict:
     config.tokenizer = ml_collections.ConfigDict()
     config.tokenizer.vocab_size = 8000  # joint source+target SentencePiece vocabulary
     config.tokenizer.model_type = "unigram"  # or "bpe"
+    # Subword regularisation: > 0 samples a new segmentation of every training sentence on every
+    # epoch, with this alpha (unigram only; see data_pipeline/tokenizer.py); 0: the best one.
+    config.tokenizer.sampling_alpha = 0.0
 
     config.model = ml_collections.ConfigDict()
     config.model.num_layers = 3  # encoder layers

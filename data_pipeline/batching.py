@@ -9,7 +9,9 @@ Each batch is a dict of int32 tensors padded with `PAD_ID`:
 Pipeline: parallel tokenization of batches of 1,024 pairs -> `cache()` of the tokenized batches
 -> length filter (per batch) -> unbatch -> seeded `shuffle` -> optional `repeat` ->
 `bucket_by_sequence_length` (ragged batches) -> pad each batch to its longest example ->
-`prefetch`.
+`prefetch`. With a sampling tokenizer (subword regularisation, `Tokenizer.sampling`) the string
+batches are cached instead and tokenized anew on every pass, so each epoch sees new
+segmentations; the filtering counts then come from the first pass.
 
 Shuffling (before bucketing, reshuffled every epoch) is deterministic for a given `seed` and
 TensorFlow global seed.
@@ -208,9 +210,14 @@ def make_batches_with_stats(
                 for s in spec)
     ):
         raise ValueError(f"pairs must yield (source, target) tf.string scalars, got {spec}.")
-    tokenize = _tokenize_fn(tokenizer, target_tokenizer or tokenizer)
-    tokenized = pairs.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
-    if cache:
+    target_tokenizer = target_tokenizer or tokenizer
+    tokenize = _tokenize_fn(tokenizer, target_tokenizer)
+    samples = bool(tokenizer.sampling_alpha or target_tokenizer.sampling_alpha)
+    string_batches = pairs.batch(_TOKENIZE_BATCH)
+    if cache and samples:
+        string_batches = string_batches.cache()  # Strings: tokenized anew on every pass.
+    tokenized = string_batches.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    if cache and not samples:
         tokenized = tokenized.cache()  # Tokenized batches (ragged).
     stats = _length_stats(tokenized, max_length)  # Also fills the cache.
     logging.info(
@@ -256,8 +263,9 @@ def make_batches(
 ) -> tf.data.Dataset:
     """Token-budget batches `{"source", "target_in", "target_out"}`; see the module docstring.
 
-    `tokenizer` is used for both sides unless `target_tokenizer` is given. Filtering counts are
-    logged; use `make_batches_with_stats` to get them as a `BatchStats`.
+    `tokenizer` is used for both sides unless `target_tokenizer` is given; a sampling tokenizer
+    gives new segmentations on every pass (`Tokenizer.sampling`). Filtering counts are logged;
+    use `make_batches_with_stats` to get them as a `BatchStats`.
 
     Example:
         >>> train = make_batches(pairs, tok, max_length=128, tokens_per_batch=4096,

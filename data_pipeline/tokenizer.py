@@ -14,6 +14,14 @@ spaces collapse to one; `normalize_text` does exactly that. So for every string 
 serialized model, so it works inside `tf.function` and `tf.data`, and a SavedModel that tracks
 it tokenizes and detokenizes without Python.
 
+Subword regularisation (Kudo, 2018). `tokenizer.sampling(alpha)` is a copy of a unigram
+tokenizer whose `tokenize` samples one of all segmentations of each string at every call, with
+probability proportional to P(segmentation)^alpha (small alpha: more varied, longer
+segmentations; 0.3 splits Multi30k ~12 % finer than the best segmentation and changes ~80 % of
+the sentences). Training reads each sentence anew every epoch, so the model sees many
+segmentations of it and leans less on any one; decoding and evaluation use the best one. The
+sampling is done by SentencePiece's own random generator, which TensorFlow's seeds do not reach.
+
 Example:
     >>> tok = load_or_train_tokenizer("/tmp/run", train_pairs, vocab_size=8000)  # doctest: +SKIP
     >>> ids = tok.tokenize(["Ein Hund läuft."])          # RaggedTensor, no BOS/EOS
@@ -145,7 +153,9 @@ class Tokenizer(tf.Module):
         >>> tok.detokenize(ids)                                  # [b'A dog runs.']
     """
 
-    def __init__(self, model_proto: bytes, name: str = "tokenizer"):
+    def __init__(
+        self, model_proto: bytes, name: str = "tokenizer", *, sampling_alpha: float = 0.0
+    ):
         super().__init__(name=name)
         proto = sentencepiece_model_pb2.ModelProto()
         proto.ParseFromString(model_proto)
@@ -158,7 +168,15 @@ class Tokenizer(tf.Module):
             )
         self._vocab_size = len(proto.pieces)
         self._model_type = proto.trainer_spec.ModelType.Name(proto.trainer_spec.model_type).lower()
-        self.sentencepiece = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+        check_sampling_alpha(sampling_alpha, self._model_type)
+        self._sampling_alpha = float(sampling_alpha)
+        self.sentencepiece = tf_text.SentencepieceTokenizer(
+            model=model_proto,
+            out_type=tf.int32,
+            # nbest_size -1 samples from all segmentations (the lattice); 0 takes the best one.
+            nbest_size=-1 if sampling_alpha else 0,
+            alpha=sampling_alpha or 1.0,
+        )
         # tensorflow_text keeps the model in a resource owned by the op's eager kernel, and
         # `tf.random.set_seed` (also `keras.utils.set_random_seed`) clears the eager kernel cache,
         # which deletes that resource: every later call would fail with "Resource ... does not
@@ -197,6 +215,29 @@ class Tokenizer(tf.Module):
         return self._model_type
 
     @property
+    def sampling_alpha(self) -> float:
+        """0 for the best segmentation, else the alpha each segmentation is sampled with.
+
+        Example:
+            >>> tok.sampling_alpha, tok.sampling(0.3).sampling_alpha  # doctest: +SKIP
+            (0.0, 0.3)
+        """
+        return self._sampling_alpha
+
+    def sampling(self, alpha: float) -> Tokenizer:
+        """A copy that samples a segmentation at every call (subword regularisation; see the
+        module docstring). For training data only; unigram models only.
+
+        Example:
+            >>> sampler = tok.sampling(0.3)                      # doctest: +SKIP
+            >>> sampler.tokenize(["Ein Hund."]).to_list()      # e.g. [[412, 9, 88, 5]]
+            >>> tok.detokenize(sampler.tokenize(["Ein Hund."]))  # [b'Ein Hund.']
+        """
+        if not alpha:
+            raise ValueError("sampling alpha must be > 0 (0 is the best segmentation: use self).")
+        return Tokenizer(self._model_proto, name=f"{self.name}_sampling", sampling_alpha=alpha)
+
+    @property
     def vocab_size(self) -> int:
         """Number of ids, special ones included (ids are 0 .. vocab_size - 1).
 
@@ -208,6 +249,8 @@ class Tokenizer(tf.Module):
 
     def tokenize(self, strings) -> tf.RaggedTensor:
         """Strings -> int32 ids, without BOS/EOS; a [N] input gives a RaggedTensor [N, None].
+
+        The best segmentation, or a sampled one for a `sampling` tokenizer.
 
         Example:
             >>> tok.tokenize(["Ein Hund."]).to_list()  # doctest: +SKIP
@@ -246,6 +289,25 @@ class Tokenizer(tf.Module):
             array([b'<s>', b'</s>'], dtype=object)
         """
         return self.sentencepiece.id_to_string(ids)
+
+
+def check_sampling_alpha(alpha: float, model_type: str) -> None:
+    """Raises a ValueError naming the problem unless `alpha` suits subword sampling.
+
+    Example:
+        >>> check_sampling_alpha(0.3, "unigram")
+        >>> check_sampling_alpha(0.3, "bpe")
+        Traceback (most recent call last):
+        ...
+        ValueError: subword sampling (alpha 0.3) needs a unigram SentencePiece model, ...
+    """
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or alpha < 0:
+        raise ValueError(f"subword sampling alpha must be a number >= 0 (0: off), got {alpha!r}.")
+    if alpha and model_type != "unigram":
+        raise ValueError(
+            f"subword sampling (alpha {alpha}) needs a unigram SentencePiece model, not "
+            f"{model_type!r}; set the tokenizer's model_type to 'unigram' or the alpha to 0."
+        )
 
 
 def _sentences(pairs: tf.data.Dataset, side: str, counter: list[int]) -> Iterator[str]:

@@ -85,6 +85,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "decode.max_length_ratio",
         "decode.max_length_offset",
         "train.eval_max_sentences",
+        "tokenizer.sampling_alpha",
     ):
         value = _get(config, key)
         _require(
@@ -122,6 +123,12 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "tokenizer.model_type",
         config.tokenizer.model_type,
         "expected 'unigram' or 'bpe'",
+    )
+    _require(
+        not config.tokenizer.sampling_alpha or config.tokenizer.model_type == "unigram",
+        "tokenizer.sampling_alpha",
+        config.tokenizer.sampling_alpha,
+        "subword sampling needs tokenizer.model_type 'unigram' (set the alpha to 0 for 'bpe')",
     )
     _require(
         config.train.precision in PRECISIONS,

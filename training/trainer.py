@@ -176,7 +176,9 @@ class _Trainer:
         )
         train_batches = data_pipeline.make_batches(
             self.pairs[config.data.train_split],
-            self.tokenizer,
+            self.tokenizer.sampling(config.tokenizer.sampling_alpha)
+            if config.tokenizer.sampling_alpha
+            else self.tokenizer,
             max_length=config.data.max_length,
             tokens_per_batch=config.data.tokens_per_batch,
             shuffle=True,

@@ -163,3 +163,30 @@ def test_survives_seed_resets(tokenizer):
     expected = tokenizer.tokenize(["Ein Hund."]).to_list()
     assert next(iter(ds)).to_list() == expected
     assert again.tokenize(["Ein Hund."]).to_list() == expected
+
+
+def test_sampling_varies_the_segmentation_not_the_text(tokenizer, de_en_pairs):
+    sentences = [de for de, _ in de_en_pairs["validation"][:200]]
+    sampler = tokenizer.sampling(0.3)
+    assert (tokenizer.sampling_alpha, sampler.sampling_alpha) == (0.0, 0.3)
+    best = tokenizer.tokenize(tf.constant(sentences)).to_list()
+    first = sampler.tokenize(tf.constant(sentences)).to_list()
+    second = sampler.tokenize(tf.constant(sentences)).to_list()
+    # Each call samples anew: most sentences differ from the best and from the other sample.
+    assert sum(a != b for a, b in zip(first, best, strict=True)) > 100
+    assert sum(a != b for a, b in zip(first, second, strict=True)) > 100
+    # A sampled segmentation is finer on average, and every one spells the same text.
+    assert sum(map(len, first)) > sum(map(len, best))
+    assert _round_trip(sampler, sentences) == [dp.normalize_text(s) for s in sentences]
+    assert tokenizer.tokenize(tf.constant(sentences)).to_list() == best  # best stays put
+
+
+def test_sampling_needs_a_unigram_model_and_a_valid_alpha(tokenizer, tmp_path):
+    path = dp.train_sentencepiece(["Ein Hund.", "A dog."] * 50, str(tmp_path / "bpe"), 280,
+                                  model_type="bpe")
+    with pytest.raises(ValueError, match="needs a unigram SentencePiece model, not 'bpe'"):
+        dp.Tokenizer.from_file(path).sampling(0.3)
+    with pytest.raises(ValueError, match=r"alpha must be a number >= 0 \(0: off\), got -0.1"):
+        tokenizer.sampling(-0.1)
+    with pytest.raises(ValueError, match="must be > 0"):
+        tokenizer.sampling(0.0)

@@ -126,6 +126,7 @@ class _CountingTokenizer:
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
+        self.sampling_alpha = tokenizer.sampling_alpha
         self.count = 0
         self._lock = threading.Lock()
 
@@ -140,16 +141,17 @@ class _CountingTokenizer:
         return self.tokenizer.tokenize(counted)
 
 
-@pytest.mark.parametrize("cache", [True, False])
-def test_cache_tokenizes_once(tokenizer, de_en, cache):
-    counting = _CountingTokenizer(tokenizer)
+@pytest.mark.parametrize("cache, alpha", [(True, 0.0), (False, 0.0), (True, 0.3)])
+def test_cache_tokenizes_once(tokenizer, de_en, cache, alpha):
+    counting = _CountingTokenizer(tokenizer.sampling(alpha) if alpha else tokenizer)
     ds = dp.make_batches(de_en["validation"], counting, max_length=64, tokens_per_batch=1024,
                          shuffle=True, seed=0, cache=cache)
     assert counting.count == 2 * 1014  # The counting pass: both sides once.
     for _ in range(2):
         for _ in ds:
             pass
-    assert counting.count == (2 if cache else 6) * 1014
+    # A sampling tokenizer tokenizes every pass (its cache holds the strings).
+    assert counting.count == (2 if cache and not alpha else 6) * 1014
 
 
 def test_bucket_boundaries():
@@ -213,3 +215,19 @@ def test_iterator_checkpoint_restores_position(tokenizer, de_en, tmp_path):
     tf.train.Checkpoint(iterator=restored).read(path).assert_consumed()
     for want in expected:
         np.testing.assert_array_equal(next(restored)["target_out"].numpy(), want)
+
+
+def test_a_sampling_tokenizer_gives_new_segmentations_every_epoch(tokenizer, de_en):
+    sampler = tokenizer.sampling(0.3)
+    ds = dp.make_batches(de_en["validation"], sampler, max_length=256, tokens_per_batch=4096,
+                         shuffle=False, seed=0)  # long enough for every segmentation
+
+    def epoch():
+        ids = sorted(tout for batch in ds for _, _, tout in _rows(batch))
+        texts = sorted(tokenizer.detokenize(tf.ragged.constant(ids)).numpy().tolist())
+        return ids, texts
+
+    (first_ids, first_texts), (second_ids, second_texts) = epoch(), epoch()
+    assert len(first_ids) == len(second_ids) == 1014
+    assert first_texts == second_texts  # the same sentences, each once per epoch,
+    assert first_ids != second_ids  # segmented anew (the cache holds the strings).

@@ -39,6 +39,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
         ("train.distribution", "horovod", r"config.train.distribution = 'horovod' is invalid"),
         ("data.tokens_per_batch", 10, r"config.data.tokens_per_batch = 10 is invalid"),
         ("train.decay", "linear", r"config.train.decay = 'linear' is invalid: expected one of"),
+        (
+            "tokenizer.sampling_alpha",
+            -0.1,
+            r"config.tokenizer.sampling_alpha = -0.1 is invalid: expected a non-negative number",
+        ),
     ],
 )
 def test_bad_values_are_errors_naming_the_key(key, value, message):
@@ -78,6 +83,15 @@ def test_train_py_stops_at_start_up_with_a_message_naming_the_key(tmp_path, over
     assert message in completed.stderr
     assert "Traceback" not in completed.stderr
     assert not (tmp_path / "run" / "checkpoints").exists()  # stopped before any work
+
+
+def test_subword_sampling_needs_a_unigram_tokenizer():
+    config = base.get_config()
+    config.tokenizer.sampling_alpha = 0.3
+    validate(config)
+    config.tokenizer.model_type = "bpe"
+    with pytest.raises(ConfigError, match=r"sampling_alpha = 0.3 is invalid: .* needs .*'unigram'"):
+        validate(config)
 
 
 def test_a_cosine_decay_needs_more_steps_than_warmup():

@@ -203,6 +203,19 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()
 
 
+def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path):
+    config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
+    config.tokenizer.sampling_alpha = 0.3
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    assert trainer.train(config, workdir).step == 10
+    config.train.steps = 20
+    run = trainer._Trainer(config, workdir)  # restores the data position saved with step 10
+    assert run.tokenizer.sampling_alpha == 0.0  # validation, decoding and export: best pieces
+    result = run.run()
+    assert result.step == 20 and latest_step(workdir) == 20
+    assert all(np.isfinite(loss) for _, loss in result.train_losses)
+
+
 ZEN2_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
 ZEN5_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma avx512f avx512_bf16\n"
 ARM_CPUINFO = "processor\t: 0\nFeatures\t: fp asimd sve bf16\n"

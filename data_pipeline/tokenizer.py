@@ -17,10 +17,11 @@ it tokenizes and detokenizes without Python.
 Subword regularisation (Kudo, 2018). `tokenizer.sampling(alpha)` is a copy of a unigram
 tokenizer whose `tokenize` samples one of all segmentations of each string at every call, with
 probability proportional to P(segmentation)^alpha (small alpha: more varied, longer
-segmentations; 0.3 splits Multi30k ~12 % finer than the best segmentation and changes ~80 % of
-the sentences). Training reads each sentence anew every epoch, so the model sees many
-segmentations of it and leans less on any one; decoding and evaluation use the best one. The
-sampling is done by SentencePiece's own random generator, which TensorFlow's seeds do not reach.
+segmentations; 0.3 splits Multi30k ~12 % finer than the best segmentation and changes ~75 % of
+the sentences: benchmarks/subword_sampling.py). Training reads each sentence anew every epoch,
+so the model sees many segmentations of it and leans less on any one; decoding and evaluation
+use the best one. The sampling is done by SentencePiece's own random generator, which
+TensorFlow's seeds do not reach.
 
 Example:
     >>> tok = load_or_train_tokenizer("/tmp/run", train_pairs, vocab_size=8000)  # doctest: +SKIP
@@ -168,7 +169,7 @@ class Tokenizer(tf.Module):
             )
         self._vocab_size = len(proto.pieces)
         self._model_type = proto.trainer_spec.ModelType.Name(proto.trainer_spec.model_type).lower()
-        check_sampling_alpha(sampling_alpha, self._model_type)
+        _check_sampling_alpha(sampling_alpha, self._model_type)
         self._sampling_alpha = float(sampling_alpha)
         self.sentencepiece = tf_text.SentencepieceTokenizer(
             model=model_proto,
@@ -291,16 +292,8 @@ class Tokenizer(tf.Module):
         return self.sentencepiece.id_to_string(ids)
 
 
-def check_sampling_alpha(alpha: float, model_type: str) -> None:
-    """Raises a ValueError naming the problem unless `alpha` suits subword sampling.
-
-    Example:
-        >>> check_sampling_alpha(0.3, "unigram")
-        >>> check_sampling_alpha(0.3, "bpe")
-        Traceback (most recent call last):
-        ...
-        ValueError: subword sampling (alpha 0.3) needs a unigram SentencePiece model, ...
-    """
+def _check_sampling_alpha(alpha: float, model_type: str) -> None:
+    """Raises a ValueError naming the problem unless `alpha` suits subword sampling."""
     if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or alpha < 0:
         raise ValueError(f"subword sampling alpha must be a number >= 0 (0: off), got {alpha!r}.")
     if alpha and model_type != "unigram":

@@ -173,6 +173,7 @@ def test_sampling_varies_the_segmentation_not_the_text(tokenizer, de_en_pairs):
     first = sampler.tokenize(tf.constant(sentences)).to_list()
     second = sampler.tokenize(tf.constant(sentences)).to_list()
     # Each call samples anew: most sentences differ from the best and from the other sample.
+    # (SentencePiece's generator is unseeded; ~75 % differ, so the bounds hold in practice.)
     assert sum(a != b for a, b in zip(first, best, strict=True)) > 100
     assert sum(a != b for a, b in zip(first, second, strict=True)) > 100
     # A sampled segmentation is finer on average, and every one spells the same text.

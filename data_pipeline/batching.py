@@ -9,9 +9,9 @@ Each batch is a dict of int32 tensors padded with `PAD_ID`:
 Pipeline: parallel tokenization of batches of 1,024 pairs -> `cache()` of the tokenized batches
 -> length filter (per batch) -> unbatch -> seeded `shuffle` -> optional `repeat` ->
 `bucket_by_sequence_length` (ragged batches) -> pad each batch to its longest example ->
-`prefetch`. With a sampling tokenizer (subword regularisation, `Tokenizer.sampling`) the string
-batches are cached instead and tokenized anew on every pass, so each epoch sees new
-segmentations; the filtering counts then come from the first pass.
+`prefetch`. With a sampling tokenizer (subword regularisation, `Tokenizer.sampling`) nothing is
+cached: every pass reads and tokenizes the strings anew, so each epoch sees new segmentations;
+the filtering counts then come from the first pass.
 
 Shuffling (before bucketing, reshuffled every epoch) is deterministic for a given `seed` and
 TensorFlow global seed.
@@ -212,11 +212,10 @@ def make_batches_with_stats(
         raise ValueError(f"pairs must yield (source, target) tf.string scalars, got {spec}.")
     target_tokenizer = target_tokenizer or tokenizer
     tokenize = _tokenize_fn(tokenizer, target_tokenizer)
+    # A sampling tokenizer must tokenize every pass anew, so nothing is cached: the strings are
+    # read again each epoch (a memory cache of them made restored iterators fail intermittently).
     samples = bool(tokenizer.sampling_alpha or target_tokenizer.sampling_alpha)
-    string_batches = pairs.batch(_TOKENIZE_BATCH)
-    if cache and samples:
-        string_batches = string_batches.cache()  # Strings: tokenized anew on every pass.
-    tokenized = string_batches.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    tokenized = pairs.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     if cache and not samples:
         tokenized = tokenized.cache()  # Tokenized batches (ragged).
     stats = _length_stats(tokenized, max_length)  # Also fills the cache.

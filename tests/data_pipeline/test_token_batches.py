@@ -150,7 +150,7 @@ def test_cache_tokenizes_once(tokenizer, de_en, cache, alpha):
     for _ in range(2):
         for _ in ds:
             pass
-    # A sampling tokenizer tokenizes every pass (its cache holds the strings).
+    # A sampling tokenizer tokenizes every pass (nothing is cached).
     assert counting.count == (2 if cache and not alpha else 6) * 1014
 
 
@@ -230,4 +230,4 @@ def test_a_sampling_tokenizer_gives_new_segmentations_every_epoch(tokenizer, de_
     (first_ids, first_texts), (second_ids, second_texts) = epoch(), epoch()
     assert len(first_ids) == len(second_ids) == 1014
     assert first_texts == second_texts  # the same sentences, each once per epoch,
-    assert first_ids != second_ids  # segmented anew (the cache holds the strings).
+    assert first_ids != second_ids  # segmented anew.

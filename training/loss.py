@@ -5,6 +5,11 @@ from __future__ import annotations
 import tensorflow as tf
 
 
+# Compiled by XLA, which fuses the passes over the (batch, length, vocab) logits that the separate
+# kernels make one by one: forward and backward 1.6x faster on a 2-core CPU, ~5 % of a whole
+# training step (README, "Measured performance"). One compilation (~0.2 s) per logits shape:
+# ~50 shapes for Multi30k's bucketed batches, all seen in the first epoch.
+@tf.function(jit_compile=True)
 def label_smoothed_loss(
     logits: tf.Tensor, targets: tf.Tensor, label_smoothing: float, pad_id: int = 0
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:

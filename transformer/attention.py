@@ -12,6 +12,8 @@ from collections.abc import Callable
 import keras
 import tensorflow as tf
 
+from transformer.dropout import Dropout, check_dropout_rate
+
 
 def masked_softmax(logits: tf.Tensor, mask: tf.Tensor | None = None) -> tf.Tensor:
     """Softmax over the last axis that ignores positions where ``mask`` is ``False``.
@@ -80,12 +82,6 @@ def _check_positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive integer, got {value!r}.")
 
 
-def check_dropout_rate(name: str, value: object) -> None:
-    """Raises a ValueError naming ``name`` unless ``0 <= value < 1``."""
-    if not isinstance(value, int | float) or not 0.0 <= value < 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
-
-
 class MultiHeadAttention(keras.layers.Layer):
     """Multi-head attention (Vaswani et al., 2017, section 3.2.2).
 
@@ -148,7 +144,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.W_k = self._projection(num_heads * key_dim, "W_k")
         self.W_v = self._projection(num_heads * value_dim, "W_v")
         self.W_o = None  # Created in build(): its width defaults to the queries' feature size.
-        self.weights_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+        self.weights_dropout = Dropout(dropout, dtype=self.dtype_policy)
 
     def _projection(self, units: int, name: str) -> keras.layers.Dense:
         return keras.layers.Dense(
@@ -246,7 +242,6 @@ class MultiHeadAttention(keras.layers.Layer):
 
 __all__ = [
     "MultiHeadAttention",
-    "check_dropout_rate",
     "masked_softmax",
     "scaled_dot_product_attention",
 ]

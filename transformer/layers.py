@@ -11,8 +11,10 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from transformer.attention import MultiHeadAttention, check_dropout_rate
+from transformer.attention import MultiHeadAttention
+from transformer.dropout import Dropout, check_dropout_rate
 from transformer.masks import causal_mask
+from transformer.normalization import LayerNormalization
 
 # Self-attention cache of one decoder layer: (key_heads, value_heads), each
 # (batch, num_heads, max_length, key_dim) with the positions decoded so far filled in.
@@ -34,7 +36,7 @@ class FeedForward(keras.layers.Layer):
         self.hidden = keras.layers.Dense(
             d_ff, activation="relu", name="hidden", dtype=self.dtype_policy
         )
-        self.hidden_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+        self.hidden_dropout = Dropout(dropout, dtype=self.dtype_policy)
         self.output_projection = keras.layers.Dense(d_model, name="output", dtype=self.dtype_policy)
 
     def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
@@ -67,7 +69,7 @@ class _TransformerLayer(keras.layers.Layer):
         check_dropout_rate("dropout", dropout)
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
         self.dropout, self.norm_first = dropout, norm_first
-        self.residual_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+        self.residual_dropout = Dropout(dropout, dtype=self.dtype_policy)
         self.self_attention = self._attention("self_attention")
         self.self_attention_norm = self._norm("self_attention_norm")
         self.feed_forward = FeedForward(
@@ -84,10 +86,10 @@ class _TransformerLayer(keras.layers.Layer):
             dtype=self.dtype_policy,
         )
 
-    def _norm(self, name: str) -> keras.layers.LayerNormalization:
-        return keras.layers.LayerNormalization(epsilon=1e-6, name=name, dtype=self.dtype_policy)
+    def _norm(self, name: str) -> LayerNormalization:
+        return LayerNormalization(epsilon=1e-6, name=name, dtype=self.dtype_policy)
 
-    def _sublayer_input(self, x: tf.Tensor, norm: keras.layers.LayerNormalization) -> tf.Tensor:
+    def _sublayer_input(self, x: tf.Tensor, norm: LayerNormalization) -> tf.Tensor:
         """What a sublayer reads: ``LayerNorm(x)`` in pre-norm, ``x`` in post-norm."""
         return norm(x) if self.norm_first else x
 
@@ -95,7 +97,7 @@ class _TransformerLayer(keras.layers.Layer):
         self,
         x: tf.Tensor,
         sublayer_output: tf.Tensor,
-        norm: keras.layers.LayerNormalization,
+        norm: LayerNormalization,
         training: bool,
     ) -> tf.Tensor:
         """``x + Dropout(f)`` in pre-norm, ``LayerNorm(x + Dropout(f))`` in post-norm."""

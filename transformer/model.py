@@ -11,10 +11,11 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from transformer.attention import check_dropout_rate
+from transformer.dropout import Dropout, check_dropout_rate
 from transformer.embedding import TokenEmbedding
 from transformer.layers import DecoderLayer, EncoderLayer
 from transformer.masks import padding_mask
+from transformer.normalization import LayerNormalization
 
 # The incremental-decoding state: {"memory_mask": (batch, 1, 1, source_len),
 #  "memory": [(key_heads, value_heads)] per layer, (batch, heads, source_len, depth) each,
@@ -118,7 +119,7 @@ class Transformer(keras.Model):
             if shared_embeddings != "none"
             else keras.layers.Dense(target_vocab_size, dtype=policy, name="output_projection")
         )
-        self.embedding_dropout = keras.layers.Dropout(dropout, dtype=policy)
+        self.embedding_dropout = Dropout(dropout, dtype=policy)
         layer_args = dict(
             d_model=d_model,
             num_heads=num_heads,
@@ -140,7 +141,7 @@ class Transformer(keras.Model):
     def _final_norm(self, name: str) -> keras.layers.Layer:
         if not self.norm_first:
             return keras.layers.Identity(dtype=self.dtype_policy, name=name)
-        return keras.layers.LayerNormalization(epsilon=1e-6, dtype=self.dtype_policy, name=name)
+        return LayerNormalization(epsilon=1e-6, dtype=self.dtype_policy, name=name)
 
     def _logits(self, states: tf.Tensor) -> tf.Tensor:
         if self.output_projection is None:

@@ -1,20 +1,25 @@
 """A from-scratch Transformer (Vaswani et al., 2017) in TensorFlow / Keras 3.
 
 Modules, in reading order: ``masks`` (the one boolean mask convention), ``attention`` (scaled
-dot-product and multi-head attention), ``embedding`` (scaled token embeddings and sinusoidal
-positions), ``layers`` (encoder and decoder layers), ``model`` (the ``Transformer``).
+dot-product and multi-head attention), ``dropout`` and ``normalization`` (dropout and layer norm,
+made cheaper for CPUs), ``embedding`` (scaled token embeddings and sinusoidal positions),
+``layers`` (encoder and decoder layers), ``model`` (the ``Transformer``).
 """
 
 from transformer.attention import MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from transformer.dropout import Dropout
 from transformer.embedding import TokenEmbedding, positional_encoding
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer.masks import causal_mask, combine_masks, padding_mask
 from transformer.model import Transformer
+from transformer.normalization import LayerNormalization
 
 __all__ = [
     "DecoderLayer",
+    "Dropout",
     "EncoderLayer",
     "FeedForward",
+    "LayerNormalization",
     "MultiHeadAttention",
     "TokenEmbedding",
     "Transformer",

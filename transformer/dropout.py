@@ -1,8 +1,8 @@
 """Inverted dropout that draws one random byte per element instead of one 32-bit float.
 
 Keras' ``Dropout`` draws a 32-bit uniform float for every element. On a CPU those random numbers
-cost about a sixth of a whole training step of the small Transformer (``benchmarks/
-train_throughput.py``; the README has the figures). :class:`Dropout` splits every random 32-bit
+cost about a sixth of a whole training step of the small Transformer
+(``benchmarks/train_step_parts.py``; the README has the figures). :class:`Dropout` splits every random 32-bit
 word into four bytes, one decision per element, so it draws a quarter of the random numbers and
 compares bytes instead of floats. The price is resolution: an element is dropped when its byte is
 below ``k = round(256 * rate)``, so the rate in effect is ``k / 256``, at most 1/512 from the

@@ -2,13 +2,13 @@
 
 Keras' ``Dropout`` draws a 32-bit uniform float for every element. On a CPU those random numbers
 cost about a sixth of a whole training step of the small Transformer
-(``benchmarks/train_step_parts.py``; the README has the figures). :class:`Dropout` splits every random 32-bit
-word into four bytes, one decision per element, so it draws a quarter of the random numbers and
-compares bytes instead of floats. The price is resolution: an element is dropped when its byte is
-below ``k = round(256 * rate)``, so the rate in effect is ``k / 256``, at most 1/512 from the
-requested one (0.1 -> 26/256 = 0.1016, 0.2 -> 51/256 = 0.1992, 0.3 -> 77/256 = 0.3008). Kept
-elements are scaled by ``256 / (256 - k)``, the exact inverse of the keep probability in effect,
-so the expected output still equals the input.
+(``benchmarks/train_step_parts.py``; the README has the figures). :class:`Dropout` splits every
+random 32-bit word into four bytes, one decision per element, so it draws a quarter of the random
+numbers and compares bytes instead of floats. The price is resolution: an element is dropped when
+its byte is below ``k = round(256 * rate)``, so the rate in effect is ``k / 256``, at most 1/512
+from the requested one (0.1 -> 26/256 = 0.1016, 0.2 -> 51/256 = 0.1992, 0.3 -> 77/256 = 0.3008).
+Kept elements are scaled by ``256 / (256 - k)``, the exact inverse of the keep probability in
+effect, so the expected output still equals the input.
 """
 
 from __future__ import annotations

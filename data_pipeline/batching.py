@@ -14,7 +14,9 @@ cached: every pass reads and tokenizes the strings anew, so each epoch sees new 
 the filtering counts then come from the first pass.
 
 Shuffling (before bucketing, reshuffled every epoch) is deterministic for a given `seed` and
-TensorFlow global seed.
+TensorFlow global seed. The pipeline's structure depends only on the arguments and the number of
+pairs, never on sampled segmentations, so an iterator position saved with
+`tf.train.Checkpoint(iterator=...)` restores into the same pipeline built again.
 
 Lengths count BOS/EOS: an example's length is `max(len(source), len(target_in))`. Examples
 longer than `max_length` are dropped, and counted: one pass over the tokenized data (which
@@ -233,7 +235,10 @@ def make_batches_with_stats(
     # Filtering whole batches, then unbatching, is much cheaper than a per-example filter.
     ds = tokenized.map(_filter_fn(max_length), num_parallel_calls=tf.data.AUTOTUNE).unbatch()
     if shuffle:
-        ds = ds.shuffle(min(stats.kept, shuffle_buffer), seed=seed, reshuffle_each_iteration=True)
+        # The buffer size is part of a saved iterator position, so it must come out the same
+        # every time the pipeline is built: `stats.total` does, whereas with a sampling tokenizer
+        # `stats.kept` varies from pass to pass (and a restored position would not fit).
+        ds = ds.shuffle(min(stats.total, shuffle_buffer), seed=seed, reshuffle_each_iteration=True)
     if repeat:
         ds = ds.repeat()
     # Examples are 1-D ragged tensors: bucket them into ragged batches, then pad each batch to

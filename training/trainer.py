@@ -8,6 +8,7 @@ iterator), and a finished run says so and returns.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import shutil
@@ -118,6 +119,29 @@ def bfloat16_speed_warning(
     )
 
 
+def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
+    """The settings a saved position of the training batches depends on.
+
+    A position restores only into a pipeline built with the same settings; after a change
+    (e.g. ``--config.data.max_length``) training resumes with the data from the start of its
+    order instead.
+
+    Example:
+        >>> data_settings(config, 1)["data.max_length"]  # doctest: +SKIP
+        128
+    """
+    return {
+        "data.name": config.data.name,
+        "data.train_split": config.data.train_split,
+        "data.max_length": config.data.max_length,
+        "data.tokens_per_batch": config.data.tokens_per_batch,
+        "data.shuffle_seed": config.data.shuffle_seed,
+        "tokenizer.sampling_alpha": config.tokenizer.sampling_alpha,
+        "train.seed": config.train.seed,
+        "workers": num_workers,
+    }
+
+
 def _read_cpuinfo() -> str | None:
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as file:
@@ -197,7 +221,11 @@ class _Trainer:
         # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
         self.worker_index, num_workers = distribute.worker_index_and_count(self.strategy)
         self.iterator = iter(train_batches.shard(num_workers, self.worker_index))
-        self.data_position = tf.train.Checkpoint(iterator=self.iterator)
+        self.data_settings = data_settings(config, num_workers)
+        self.data_position = tf.train.Checkpoint(
+            iterator=self.iterator,
+            settings=tf.Variable(json.dumps(self.data_settings, sort_keys=True), trainable=False),
+        )
         self.checkpoint_dir = os.path.join(workdir, "checkpoints")
         with self.strategy.scope():
             self.model = build_model(config, self.tokenizer.vocab_size)
@@ -263,16 +291,41 @@ class _Trainer:
             return
         self.checkpoint.restore(latest).assert_existing_objects_matched()
         data_position = self._data_position_path(self.step)
-        if tf.io.gfile.exists(data_position + ".index"):
-            self.data_position.read(data_position).assert_consumed()
-        else:
+        problem = self._data_position_problem(data_position)
+        if problem:
             logging.warning(
-                "No data position saved for step %d (%s): the data restarts from "
-                "the beginning of its (deterministic) order.",
-                self.step,
-                data_position,
+                "%s: the data restarts from the beginning of its (deterministic) order.", problem
             )
+        else:
+            self.data_position.read(data_position).assert_consumed()
         print(f"Resuming from checkpoint {latest} at step {self.step}.", flush=True)
+
+    def _data_position_problem(self, data_position: str) -> str | None:
+        """Why the data position saved at ``data_position`` cannot be restored, or None."""
+        if not tf.io.gfile.exists(data_position + ".index"):
+            return f"No data position saved for step {self.step} ({data_position})"
+        reader = tf.train.load_checkpoint(data_position)
+        key = "settings/.ATTRIBUTES/VARIABLE_VALUE"
+        if not reader.has_tensor(key):
+            return (
+                f"The data position of step {self.step} was saved without its data settings "
+                "(by an older version), so it cannot be checked against this pipeline"
+            )
+        saved = json.loads(reader.get_tensor(key))
+        changed = sorted(
+            name for name in {*saved, *self.data_settings}
+            if saved.get(name) != self.data_settings.get(name)
+        )
+        if changed:
+            differences = ", ".join(
+                f"{name} {saved.get(name)!r} -> {self.data_settings.get(name)!r}"
+                for name in changed
+            )
+            return (
+                f"The data settings changed since the data position of step {self.step} was "
+                f"saved ({differences}), so it does not fit this pipeline"
+            )
+        return None
 
     def save(self) -> None:
         """Saves the data position, then the checkpoint (whose state file commits both)."""

@@ -231,3 +231,27 @@ def test_a_sampling_tokenizer_gives_new_segmentations_every_epoch(tokenizer, de_
     assert len(first_ids) == len(second_ids) == 1014
     assert first_texts == second_texts  # the same sentences, each once per epoch,
     assert first_ids != second_ids  # segmented anew.
+
+
+def test_a_sampling_pipeline_restores_into_a_new_build(tokenizer, de_en, tmp_path):
+    # Resuming builds the pipeline anew, with new sampled segmentations. Its structure (the
+    # shuffle buffer above all) must not depend on them, or the saved position does not fit.
+    # max_length=16 cuts through the middle of the length distribution, so how many examples a
+    # sampled pass keeps varies from build to build.
+    sampler = tokenizer.sampling(0.5)
+
+    def build():
+        return dp.make_batches(de_en["validation"], sampler, max_length=16, tokens_per_batch=256,
+                               shuffle=True, seed=0, repeat=True)
+
+    iterator = iter(build())
+    for _ in range(5):
+        next(iterator)
+    path = tf.train.Checkpoint(iterator=iterator).write(str(tmp_path / "it"))
+    restored = iter(build())
+    tf.train.Checkpoint(iterator=restored).read(path).assert_consumed()
+    examples = 0
+    while examples < 3 * 1014:  # Past several epoch ends of the restored shuffle buffer.
+        batch = next(restored)
+        assert set(batch) == {"source", "target_in", "target_out"}
+        examples += batch["source"].shape[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -203,7 +204,7 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()
 
 
-def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path):
+def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path, caplog):
     config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
     config.tokenizer.sampling_alpha = 0.3
     workdir = new_workdir(tmp_path, tiny_tokenizer)
@@ -211,9 +212,24 @@ def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path)
     config.train.steps = 20
     run = trainer._Trainer(config, workdir)  # restores the data position saved with step 10
     assert run.tokenizer.sampling_alpha == 0.0  # validation, decoding and export: best pieces
-    result = run.run()
+    with caplog.at_level(logging.WARNING):
+        result = run.run()
+    assert "the data restarts" not in caplog.text  # the saved position was restored
     assert result.step == 20 and latest_step(workdir) == 20
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
+
+
+def test_changed_data_settings_restart_the_data_on_resume(tfds_dir, tiny_tokenizer, tmp_path,
+                                                          caplog):
+    config = tiny_config(tfds_dir, steps=4, checkpoint_every=4, eval_every=1000)
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    trainer.train(config, workdir)
+    config.train.steps, config.data.max_length = 6, 40
+    with caplog.at_level(logging.WARNING):
+        result = trainer.train(config, workdir)
+    assert result.step == 6
+    assert "data.max_length 48 -> 40" in caplog.text
+    assert "the data restarts from the beginning" in caplog.text
 
 
 ZEN2_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"

@@ -231,6 +231,15 @@ def test_changed_data_settings_restart_the_data_on_resume(tfds_dir, tiny_tokeniz
     assert "data.max_length 48 -> 40" in caplog.text
     assert "the data restarts from the beginning" in caplog.text
 
+    # A position saved by a version that did not record the settings is not restored either.
+    position = os.path.join(workdir, "checkpoints", "data-worker0-6")
+    tf.train.Checkpoint(iterator=iter(tf.data.Dataset.range(3))).write(position)
+    config.train.steps = 8
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert trainer.train(config, workdir).step == 8
+    assert "saved without its data settings" in caplog.text
+
 
 ZEN2_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
 ZEN5_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma avx512f avx512_bf16\n"

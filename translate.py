@@ -46,22 +46,26 @@ def warn_truncated(translator, sentences: list[str]) -> None:
 
 
 def interactive(translator) -> None:
-    print("Type a sentence and press Enter (Ctrl-D or Ctrl-C to quit).", file=sys.stderr)
-    while True:
-        try:
-            line = input("> ")
-        except (EOFError, KeyboardInterrupt):
-            print(file=sys.stderr)
-            return
-        if hasattr(translator, "source_lengths"):
-            warn_truncated(translator, [line])
-        if _PLOT_ATTENTION.value:
-            from inference.attention_plot import plot_cross_attention
+    """Reads sentences until Ctrl-D, or Ctrl-C at any moment (also mid-translation): exit 0."""
+    try:
+        print("Type a sentence and press Enter (Ctrl-D or Ctrl-C to quit).", file=sys.stderr)
+        while True:
+            try:
+                line = input("> ")
+            except EOFError:
+                break
+            if hasattr(translator, "source_lengths"):
+                warn_truncated(translator, [line])
+            if _PLOT_ATTENTION.value:
+                from inference.attention_plot import plot_cross_attention
 
-            print(plot_cross_attention(translator, line, _PLOT_ATTENTION.value), flush=True)
-            print(f"(attention heat maps saved to {_PLOT_ATTENTION.value})", file=sys.stderr)
-        else:
-            print(translator.translate([line], progress=False)[0], flush=True)
+                print(plot_cross_attention(translator, line, _PLOT_ATTENTION.value), flush=True)
+                print(f"(attention heat maps saved to {_PLOT_ATTENTION.value})", file=sys.stderr)
+            else:
+                print(translator.translate([line], progress=False)[0], flush=True)
+    except KeyboardInterrupt:
+        pass
+    print(file=sys.stderr)
 
 
 def main(argv: list[str]) -> None:

@@ -48,6 +48,9 @@ def get_config() -> ml_collections.ConfigDict:
     config.train.adam_epsilon = 1e-9
     config.train.label_smoothing = 0.1
     config.train.gradient_clip_norm = 0.0  # 0: no clipping
+    # Decoupled weight decay (AdamW, Loshchilov & Hutter): each step multiplies the weight matrices
+    # and embeddings by (1 - learning_rate * weight_decay); biases and layer norms are not decayed.
+    config.train.weight_decay = 0.0  # 0: plain Adam
     config.train.seed = 0
     config.train.precision = "float32"  # "float32" | "mixed_bfloat16" | "mixed_float16"
     config.train.jit_compile = False

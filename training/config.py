@@ -81,6 +81,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "train.warmup_steps",
         "train.peak_learning_rate",
         "train.gradient_clip_norm",
+        "train.weight_decay",
         "decode.length_penalty",
         "decode.max_length_ratio",
         "decode.max_length_offset",

@@ -63,6 +63,11 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
     return model
 
 
+# Variables that weight decay leaves alone: Dense biases and layer norms' scale and shift. Keras
+# matches the pattern against ``bias`` on some backends and ``.../bias:0`` on TensorFlow's.
+_NOT_DECAYED = [r"(^|/)(bias|gamma|beta)(:\d+)?$"]
+
+
 def build_optimizer(config: ml_collections.ConfigDict) -> keras.optimizers.Optimizer:
     train = config.train
     schedule = make_schedule(
@@ -78,7 +83,11 @@ def build_optimizer(config: ml_collections.ConfigDict) -> keras.optimizers.Optim
         beta_2=train.adam_beta2,
         epsilon=train.adam_epsilon,
         global_clipnorm=train.gradient_clip_norm or None,
+        weight_decay=train.weight_decay or None,
     )
+    # Keras' decoupled decay (w -= learning_rate * weight_decay * w), as AdamW does, on the weight
+    # matrices and embeddings only, as is usual.
+    optimizer.exclude_from_weight_decay(var_names=_NOT_DECAYED)
     if train.precision == "mixed_float16":
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     return optimizer
@@ -313,7 +322,8 @@ class _Trainer:
             )
         saved = json.loads(reader.get_tensor(key))
         changed = sorted(
-            name for name in {*saved, *self.data_settings}
+            name
+            for name in {*saved, *self.data_settings}
             if saved.get(name) != self.data_settings.get(name)
         )
         if changed:

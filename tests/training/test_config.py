@@ -40,6 +40,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
         ("data.tokens_per_batch", 10, r"config.data.tokens_per_batch = 10 is invalid"),
         ("train.decay", "linear", r"config.train.decay = 'linear' is invalid: expected one of"),
         (
+            "train.weight_decay",
+            -0.01,
+            r"config.train.weight_decay = -0.01 is invalid: expected a non-negative number",
+        ),
+        (
             "tokenizer.sampling_alpha",
             -0.1,
             r"config.tokenizer.sampling_alpha = -0.1 is invalid: expected a non-negative number",

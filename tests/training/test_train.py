@@ -219,8 +219,9 @@ def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path,
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
 
 
-def test_changed_data_settings_restart_the_data_on_resume(tfds_dir, tiny_tokenizer, tmp_path,
-                                                          caplog):
+def test_changed_data_settings_restart_the_data_on_resume(
+    tfds_dir, tiny_tokenizer, tmp_path, caplog
+):
     config = tiny_config(tfds_dir, steps=4, checkpoint_every=4, eval_every=1000)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     trainer.train(config, workdir)
@@ -255,3 +256,28 @@ def test_bfloat16_speed_warning_only_where_bfloat16_is_emulated():
     assert trainer.bfloat16_speed_warning("float32", ZEN2_CPUINFO, False) is None
     assert trainer.bfloat16_speed_warning("mixed_bfloat16", ZEN2_CPUINFO, True) is None
     assert trainer.bfloat16_speed_warning("mixed_bfloat16", None, False) is None
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.5])
+def test_weight_decay_shrinks_weight_matrices_and_embeddings_only(weight_decay):
+    config = tiny.get_config()
+    config.train.weight_decay = weight_decay
+    model = trainer.build_model(config, vocab_size=40)
+    optimizer = trainer.build_optimizer(config)
+    learning_rate = float(optimizer.learning_rate)
+    before = {variable.path: variable.numpy() for variable in model.trainable_variables}
+    # Zero gradients: Adam moves nothing, so any change is the decay alone.
+    optimizer.apply_gradients(
+        [(tf.zeros_like(variable), variable) for variable in model.trainable_variables]
+    )
+    decayed = {"embeddings", "kernel"}
+    assert {variable.name for variable in model.trainable_variables} == decayed | {
+        "bias",
+        "gamma",
+        "beta",
+    }
+    for variable in model.trainable_variables:
+        factor = 1 - learning_rate * weight_decay if variable.name in decayed else 1.0
+        np.testing.assert_allclose(
+            variable.numpy(), before[variable.path] * factor, rtol=1e-6, err_msg=variable.path
+        )

@@ -34,7 +34,11 @@ def get_config() -> ml_collections.ConfigDict:
     config.model.d_model = 256
     config.model.num_heads = 4
     config.model.d_ff = 1024
-    config.model.dropout = 0.1
+    config.model.dropout = 0.1  # on the embeddings and each sublayer's output
+    # Dropout on the attention weights and on the feed-forward hidden activations; None: the
+    # model.dropout rate. fairseq's transformer configs set both to 0.
+    config.model.attention_dropout = ml_collections.config_dict.placeholder(float)
+    config.model.activation_dropout = ml_collections.config_dict.placeholder(float)
     config.model.shared_embeddings = "all"  # "all" | "target" | "none"
     config.model.norm_first = False  # post-norm as in the paper
 

@@ -26,8 +26,12 @@ def load_config(workdir: str) -> ml_collections.ConfigDict:
         )
     with open(path, encoding="utf-8") as file:
         config = ml_collections.ConfigDict(json.load(file))
-    if "num_decoder_layers" not in config.model:  # work directories from before the option
+    # Work directories from before these options: the values they trained with.
+    if "num_decoder_layers" not in config.model:
         config.model.num_decoder_layers = config.model.num_layers
+    for key in ("attention_dropout", "activation_dropout"):
+        if key not in config.model:
+            config.model[key] = None  # the model.dropout rate
     return config
 
 

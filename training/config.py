@@ -16,6 +16,12 @@ class ConfigError(ValueError):
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
+RATES = (
+    "model.dropout",
+    "model.attention_dropout",  # None: model.dropout's rate
+    "model.activation_dropout",  # None: model.dropout's rate
+    "train.label_smoothing",
+)
 POSITIVE_INTS = (
     "data.max_length",
     "data.tokens_per_batch",
@@ -69,13 +75,15 @@ def validate(config: ml_collections.ConfigDict) -> None:
         f"it must be divisible by model.num_heads ({model.num_heads})",
     )
     _require(model.d_model % 2 == 0, "model.d_model", model.d_model, "it must be even")
-    for key in ("model.dropout", "train.label_smoothing"):
+    for key in RATES:
         value = _get(config, key)
+        can_be_none = key in ("model.attention_dropout", "model.activation_dropout")
+        or_none = ", or None for model.dropout's" if can_be_none else ""
         _require(
-            isinstance(value, int | float) and 0 <= value < 1,
+            (can_be_none and value is None) or isinstance(value, int | float) and 0 <= value < 1,
             key,
             value,
-            "expected a number in [0, 1)",
+            f"expected a number in [0, 1){or_none}",
         )
     for key in (
         "train.warmup_steps",

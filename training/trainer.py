@@ -55,6 +55,8 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
         num_heads=config.model.num_heads,
         d_ff=config.model.d_ff,
         dropout=config.model.dropout,
+        attention_dropout=config.model.attention_dropout,
+        activation_dropout=config.model.activation_dropout,
         shared_embeddings=config.model.shared_embeddings,
         norm_first=config.model.norm_first,
         pad_id=data_pipeline.PAD_ID,

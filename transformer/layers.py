@@ -49,7 +49,13 @@ class FeedForward(keras.layers.Layer):
 
 
 class _TransformerLayer(keras.layers.Layer):
-    """What encoder and decoder layers share: self-attention and feed-forward blocks, residuals."""
+    """What encoder and decoder layers share: self-attention and feed-forward blocks, residuals.
+
+    Args:
+        dropout: rate on each sublayer's output before the residual sum.
+        attention_dropout: rate on the attention weights; ``None``: ``dropout``.
+        activation_dropout: rate on the feed-forward hidden activations; ``None``: ``dropout``.
+    """
 
     def __init__(
         self,
@@ -58,6 +64,8 @@ class _TransformerLayer(keras.layers.Layer):
         d_ff: int,
         dropout: float = 0.1,
         norm_first: bool = False,
+        attention_dropout: float | None = None,
+        activation_dropout: float | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -66,14 +74,18 @@ class _TransformerLayer(keras.layers.Layer):
                 f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): each head has "
                 "depth d_model / num_heads."
             )
+        self.attention_dropout = dropout if attention_dropout is None else attention_dropout
+        self.activation_dropout = dropout if activation_dropout is None else activation_dropout
         check_dropout_rate("dropout", dropout)
+        check_dropout_rate("attention_dropout", self.attention_dropout)
+        check_dropout_rate("activation_dropout", self.activation_dropout)
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
         self.dropout, self.norm_first = dropout, norm_first
         self.residual_dropout = Dropout(dropout, dtype=self.dtype_policy)
         self.self_attention = self._attention("self_attention")
         self.self_attention_norm = self._norm("self_attention_norm")
         self.feed_forward = FeedForward(
-            d_model, d_ff, dropout, name="feed_forward", dtype=self.dtype_policy
+            d_model, d_ff, self.activation_dropout, name="feed_forward", dtype=self.dtype_policy
         )
         self.feed_forward_norm = self._norm("feed_forward_norm")
 
@@ -81,7 +93,7 @@ class _TransformerLayer(keras.layers.Layer):
         return MultiHeadAttention(
             self.num_heads,
             self.d_model // self.num_heads,
-            dropout=self.dropout,
+            dropout=self.attention_dropout,
             name=name,
             dtype=self.dtype_policy,
         )
@@ -123,6 +135,8 @@ class _TransformerLayer(keras.layers.Layer):
             d_ff=self.d_ff,
             dropout=self.dropout,
             norm_first=self.norm_first,
+            attention_dropout=self.attention_dropout,
+            activation_dropout=self.activation_dropout,
         )
         return config
 
@@ -162,9 +176,20 @@ class DecoderLayer(_TransformerLayer):
         d_ff: int,
         dropout: float = 0.1,
         norm_first: bool = False,
+        attention_dropout: float | None = None,
+        activation_dropout: float | None = None,
         **kwargs,
     ) -> None:
-        super().__init__(d_model, num_heads, d_ff, dropout, norm_first, **kwargs)
+        super().__init__(
+            d_model,
+            num_heads,
+            d_ff,
+            dropout,
+            norm_first,
+            attention_dropout,
+            activation_dropout,
+            **kwargs,
+        )
         self.cross_attention = self._attention("cross_attention")
         self.cross_attention_norm = self._norm("cross_attention_norm")
 

@@ -41,7 +41,11 @@ class Transformer(keras.Model):
         d_model: model width.
         num_heads: attention heads; each has depth ``d_model // num_heads``.
         d_ff: inner width of the feed-forward sublayers.
-        dropout: residual, embedding, feed-forward and attention-weight dropout rate.
+        dropout: dropout rate on the embeddings and each sublayer's output (before the residual
+            sum), and the default of the next two.
+        attention_dropout: rate on the attention weights; ``None``: ``dropout``.
+        activation_dropout: rate on the feed-forward hidden activations; ``None``: ``dropout``.
+            fairseq's transformer configs keep these two at 0 and ``dropout`` at 0.1-0.3.
         shared_embeddings: ``"all"`` — one matrix embeds source and target tokens and projects the
             output (needs a joint vocabulary); ``"target"`` — the target embedding is the output
             projection; ``"none"`` — three separate matrices.
@@ -68,6 +72,8 @@ class Transformer(keras.Model):
         shared_embeddings: str = "all",
         norm_first: bool = False,
         pad_id: int = 0,
+        attention_dropout: float | None = None,
+        activation_dropout: float | None = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -88,7 +94,11 @@ class Transformer(keras.Model):
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads}).")
         if d_model % 2:
             raise ValueError(f"d_model must be even for the sinusoidal encoding, got {d_model}.")
+        attention_dropout = dropout if attention_dropout is None else attention_dropout
+        activation_dropout = dropout if activation_dropout is None else activation_dropout
         check_dropout_rate("dropout", dropout)
+        check_dropout_rate("attention_dropout", attention_dropout)
+        check_dropout_rate("activation_dropout", activation_dropout)
         if shared_embeddings not in SHARED_EMBEDDINGS:
             raise ValueError(
                 f"shared_embeddings must be one of {SHARED_EMBEDDINGS}, got {shared_embeddings!r}."
@@ -103,6 +113,7 @@ class Transformer(keras.Model):
         self.num_layers, self.num_decoder_layers = num_layers, num_decoder_layers
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
         self.dropout, self.shared_embeddings = dropout, shared_embeddings
+        self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
         self.norm_first, self.pad_id = norm_first, pad_id
 
         policy = self.dtype_policy
@@ -125,6 +136,8 @@ class Transformer(keras.Model):
             num_heads=num_heads,
             d_ff=d_ff,
             dropout=dropout,
+            attention_dropout=attention_dropout,
+            activation_dropout=activation_dropout,
             norm_first=norm_first,
             dtype=policy,
         )
@@ -255,5 +268,7 @@ class Transformer(keras.Model):
             shared_embeddings=self.shared_embeddings,
             norm_first=self.norm_first,
             pad_id=self.pad_id,
+            attention_dropout=self.attention_dropout,
+            activation_dropout=self.activation_dropout,
         )
         return config

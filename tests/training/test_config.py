@@ -33,6 +33,13 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             r"model.num_heads \(4\)",
         ),
         ("model.dropout", -0.1, r"config.model.dropout = -0.1 is invalid: expected a number in"),
+        (
+            "model.attention_dropout",
+            1.0,
+            r"config.model.attention_dropout = 1.0 is invalid: expected a number in \[0, 1\), "
+            r"or None for model.dropout's",
+        ),
+        ("model.activation_dropout", -0.2, r"config.model.activation_dropout = -0.2 is invalid"),
         ("train.steps", 0, r"config.train.steps = 0 is invalid: expected a positive integer"),
         ("model.num_decoder_layers", 0, r"config.model.num_decoder_layers = 0 is invalid"),
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
@@ -68,6 +75,7 @@ def test_bad_values_are_errors_naming_the_key(key, value, message):
             "config.model.d_model = 32 is invalid: it must be divisible",
         ),
         ("--config.model.dropout=-0.5", "config.model.dropout = -0.5 is invalid"),
+        ("--config.model.attention_dropout=1.5", "config.model.attention_dropout = 1.5 is invalid"),
     ],
 )
 def test_train_py_stops_at_start_up_with_a_message_naming_the_key(tmp_path, override, message):

@@ -159,6 +159,8 @@ def test_get_config_round_trip_gives_the_same_model():
     [
         ({"d_model": 18}, r"d_model \(18\) must be divisible by num_heads \(4\)"),
         ({"dropout": 1.5}, "dropout must be a number"),
+        ({"attention_dropout": 1.0}, "attention_dropout must be a number"),
+        ({"activation_dropout": -0.1}, "activation_dropout must be a number"),
         ({"shared_embeddings": "all", "target_vocab_size": 30}, "needs one joint vocabulary"),
         ({"shared_embeddings": "some"}, "shared_embeddings must be one of"),
         ({"num_layers": 0}, "num_layers must be a positive integer"),
@@ -167,3 +169,34 @@ def test_get_config_round_trip_gives_the_same_model():
 def test_bad_hyper_parameters_fail_with_clear_messages(overrides, message):
     with pytest.raises(ValueError, match=message):
         tiny_model(**overrides)
+
+
+def test_attention_and_activation_dropout_default_to_dropout_and_reach_their_layers():
+    default = tiny_model(dropout=0.3)
+    split = tiny_model(dropout=0.3, attention_dropout=0.1, activation_dropout=0.0)
+    for model, attention_rate, activation_rate in ((default, 0.3, 0.3), (split, 0.1, 0.0)):
+        assert model.embedding_dropout.rate == 0.3
+        for layer in model.encoder_layers + model.decoder_layers:
+            assert layer.residual_dropout.rate == 0.3
+            assert layer.self_attention.weights_dropout.rate == attention_rate
+            assert layer.feed_forward.hidden_dropout.rate == activation_rate
+        for layer in model.decoder_layers:
+            assert layer.cross_attention.weights_dropout.rate == attention_rate
+    clone = Transformer.from_config(split.get_config())
+    assert (clone.attention_dropout, clone.activation_dropout) == (0.1, 0.0)
+
+
+@pytest.mark.parametrize("rate_name", ["attention_dropout", "activation_dropout"])
+def test_attention_or_activation_dropout_alone_makes_training_outputs_random(rate_name):
+    """Every other rate at 0: the named one alone changes training-mode logits; at 0 as well,
+    training mode gives the inference logits."""
+    rng = np.random.default_rng(5)
+    inputs = (random_ids(rng, [2, 6]), random_ids(rng, [2, 5]))
+    keras.utils.set_random_seed(0)
+    noisy = tiny_model(**{"attention_dropout": 0.0, "activation_dropout": 0.0, rate_name: 0.5})
+    inference = noisy(inputs).numpy()
+    assert not np.allclose(noisy(inputs, training=True), inference, atol=1e-3)
+    quiet = tiny_model(attention_dropout=0.0, activation_dropout=0.0)
+    quiet(inputs)
+    quiet.set_weights(noisy.get_weights())
+    np.testing.assert_allclose(quiet(inputs, training=True), inference, atol=1e-5)

@@ -16,12 +16,8 @@ class ConfigError(ValueError):
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
-RATES = (
-    "model.dropout",
-    "model.attention_dropout",  # None: model.dropout's rate
-    "model.activation_dropout",  # None: model.dropout's rate
-    "train.label_smoothing",
-)
+RATES_OR_NONE = ("model.attention_dropout", "model.activation_dropout")  # None: model.dropout's
+RATES = ("model.dropout", *RATES_OR_NONE, "train.label_smoothing")
 POSITIVE_INTS = (
     "data.max_length",
     "data.tokens_per_batch",
@@ -77,7 +73,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
     _require(model.d_model % 2 == 0, "model.d_model", model.d_model, "it must be even")
     for key in RATES:
         value = _get(config, key)
-        can_be_none = key in ("model.attention_dropout", "model.activation_dropout")
+        can_be_none = key in RATES_OR_NONE
         or_none = ", or None for model.dropout's" if can_be_none else ""
         _require(
             (can_be_none and value is None) or isinstance(value, int | float) and 0 <= value < 1,

@@ -25,6 +25,24 @@ def check_dropout_rate(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
 
 
+def sublayer_dropout_rates(
+    dropout: float, attention_dropout: float | None, activation_dropout: float | None
+) -> tuple[float, float]:
+    """The attention-weight and feed-forward-activation rates, ``None`` meaning ``dropout``'s;
+    raises a ValueError naming the argument unless each of the three is in [0, 1).
+
+    Example:
+        >>> sublayer_dropout_rates(0.3, None, 0.0)
+        (0.3, 0.0)
+    """
+    check_dropout_rate("dropout", dropout)
+    rates = {"attention_dropout": attention_dropout, "activation_dropout": activation_dropout}
+    for name, rate in rates.items():
+        if rate is not None:
+            check_dropout_rate(name, rate)
+    return tuple(dropout if rate is None else rate for rate in rates.values())
+
+
 def effective_rate(rate: float) -> float:
     """The dropout rate :class:`Dropout` applies for a requested ``rate``: a multiple of 1/256.
 
@@ -101,4 +119,10 @@ class Dropout(keras.layers.Layer):
         return config
 
 
-__all__ = ["Dropout", "check_dropout_rate", "dropout", "effective_rate"]
+__all__ = [
+    "Dropout",
+    "check_dropout_rate",
+    "dropout",
+    "effective_rate",
+    "sublayer_dropout_rates",
+]

@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 from transformer.attention import MultiHeadAttention
-from transformer.dropout import Dropout, check_dropout_rate
+from transformer.dropout import Dropout, check_dropout_rate, sublayer_dropout_rates
 from transformer.masks import causal_mask
 from transformer.normalization import LayerNormalization
 
@@ -74,11 +74,9 @@ class _TransformerLayer(keras.layers.Layer):
                 f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): each head has "
                 "depth d_model / num_heads."
             )
-        self.attention_dropout = dropout if attention_dropout is None else attention_dropout
-        self.activation_dropout = dropout if activation_dropout is None else activation_dropout
-        check_dropout_rate("dropout", dropout)
-        check_dropout_rate("attention_dropout", self.attention_dropout)
-        check_dropout_rate("activation_dropout", self.activation_dropout)
+        self.attention_dropout, self.activation_dropout = sublayer_dropout_rates(
+            dropout, attention_dropout, activation_dropout
+        )
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
         self.dropout, self.norm_first = dropout, norm_first
         self.residual_dropout = Dropout(dropout, dtype=self.dtype_policy)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from transformer.dropout import Dropout, check_dropout_rate
+from transformer.dropout import Dropout, sublayer_dropout_rates
 from transformer.embedding import TokenEmbedding
 from transformer.layers import DecoderLayer, EncoderLayer
 from transformer.masks import padding_mask
@@ -94,11 +94,9 @@ class Transformer(keras.Model):
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads}).")
         if d_model % 2:
             raise ValueError(f"d_model must be even for the sinusoidal encoding, got {d_model}.")
-        attention_dropout = dropout if attention_dropout is None else attention_dropout
-        activation_dropout = dropout if activation_dropout is None else activation_dropout
-        check_dropout_rate("dropout", dropout)
-        check_dropout_rate("attention_dropout", attention_dropout)
-        check_dropout_rate("activation_dropout", activation_dropout)
+        attention_dropout, activation_dropout = sublayer_dropout_rates(
+            dropout, attention_dropout, activation_dropout
+        )
         if shared_embeddings not in SHARED_EMBEDDINGS:
             raise ValueError(
                 f"shared_embeddings must be one of {SHARED_EMBEDDINGS}, got {shared_embeddings!r}."

@@ -55,6 +55,10 @@ def get_config() -> ml_collections.ConfigDict:
     # Decoupled weight decay (AdamW, Loshchilov & Hutter): each step multiplies the weight matrices
     # and embeddings by (1 - learning_rate * weight_decay); biases and layer norms are not decayed.
     config.train.weight_decay = 0.0  # 0: plain Adam
+    # R-Drop (Liang et al., 2021): > 0 runs every pair twice, under two dropout masks, and adds
+    # this weight times the symmetric KL between the two predictions (training/step.py). Twice
+    # the work per pair: halve data.tokens_per_batch to keep the time per step. 0: off.
+    config.train.rdrop_alpha = 0.0
     config.train.seed = 0
     config.train.precision = "float32"  # "float32" | "mixed_bfloat16" | "mixed_float16"
     config.train.jit_compile = False

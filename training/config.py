@@ -86,6 +86,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "train.peak_learning_rate",
         "train.gradient_clip_norm",
         "train.weight_decay",
+        "train.rdrop_alpha",
         "decode.length_penalty",
         "decode.max_length_ratio",
         "decode.max_length_offset",
@@ -99,6 +100,14 @@ def validate(config: ml_collections.ConfigDict) -> None:
             value,
             "expected a non-negative number",
         )
+    dropout_rates = [config.model.dropout]
+    dropout_rates += [_get(config, key) for key in RATES_OR_NONE if _get(config, key) is not None]
+    _require(
+        config.train.rdrop_alpha == 0 or max(dropout_rates) > 0,
+        "train.rdrop_alpha",
+        config.train.rdrop_alpha,
+        "R-Drop compares two dropout masks: set model.dropout > 0, or train.rdrop_alpha=0",
+    )
     _require(
         config.train.warmup_steps > 0 or config.train.peak_learning_rate > 0,
         "train.warmup_steps",

@@ -276,7 +276,11 @@ class _Trainer:
 
     def _make_train_step(self):
         replica_step = make_replica_step(
-            self.model, self.optimizer, self.config.train.label_smoothing, data_pipeline.PAD_ID
+            self.model,
+            self.optimizer,
+            self.config.train.label_smoothing,
+            data_pipeline.PAD_ID,
+            rdrop_alpha=self.config.train.rdrop_alpha,
         )
 
         def step(iterator):

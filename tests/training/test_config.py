@@ -52,6 +52,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             r"config.train.weight_decay = -0.01 is invalid: expected a non-negative number",
         ),
         (
+            "train.rdrop_alpha",
+            -1.0,
+            r"config.train.rdrop_alpha = -1.0 is invalid: expected a non-negative number",
+        ),
+        (
             "tokenizer.sampling_alpha",
             -0.1,
             r"config.tokenizer.sampling_alpha = -0.1 is invalid: expected a non-negative number",
@@ -64,6 +69,15 @@ def test_bad_values_are_errors_naming_the_key(key, value, message):
     config[section][name] = value
     with pytest.raises(ConfigError, match=message):
         validate(config)
+
+
+def test_rdrop_without_any_dropout_is_an_error():
+    config = tiny.get_config()  # dropout 0
+    config.train.rdrop_alpha = 5.0
+    with pytest.raises(ConfigError, match="R-Drop compares two dropout masks: set model.dropout"):
+        validate(config)
+    config.model.attention_dropout = 0.1
+    validate(config)
 
 
 @pytest.mark.parametrize(

@@ -219,6 +219,15 @@ def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path,
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
 
 
+def test_rdrop_trains_through_the_trainer(tfds_dir, tiny_tokenizer, tmp_path):
+    config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
+    config.model.dropout = 0.1
+    config.train.rdrop_alpha = 5.0
+    result = trainer.train(config, new_workdir(tmp_path, tiny_tokenizer))
+    assert result.step == 10
+    assert all(np.isfinite(loss) for _, loss in result.train_losses)
+
+
 def test_changed_data_settings_restart_the_data_on_resume(
     tfds_dir, tiny_tokenizer, tmp_path, caplog
 ):

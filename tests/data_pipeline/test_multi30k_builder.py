@@ -74,9 +74,7 @@ def test_czech_has_three_splits(multi30k_dir, tfds_dir, monkeypatch, raw_lines):
         "multi30k/cs-en", ["train", "validation", "test2016"], data_dir=tfds_dir
     )
     assert {s: int(ds.cardinality()) for s, ds in splits.items()} == {
-        "train": 29_000,
-        "validation": 1_014,
-        "test2016": 1_000,
+        "train": 29_000, "validation": 1_014, "test2016": 1_000
     }
     builder = tfds.builder("multi30k/cs-en", data_dir=tfds_dir)
     assert set(builder.info.splits.keys()) == {"train", "validation", "test2016"}
@@ -172,8 +170,7 @@ def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
 
     # With intact "downloads" the data set is prepared from them.
     monkeypatch.setattr(
-        tfds.download.DownloadManager,
-        "download",
+        tfds.download.DownloadManager, "download",
         lambda self, urls: {name: Path(multi30k_dir, name) for name in urls},
     )
     ds = dp.load_translation_splits("multi30k/de-en", ["test2016"], data_dir=str(tmp_path / "b"))

@@ -120,7 +120,9 @@ def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, 
     assert "warning: sentence 3 has" in direct.stderr  # the 5,000-character line is truncated
 
 
-def test_saved_models_with_and_without_the_xla_compiled_search_serve_the_same(saved_model, workdir):
+def test_saved_models_with_and_without_the_xla_compiled_search_serve_the_same(
+    saved_model, workdir
+):
     output = f"{workdir}/saved_model_no_xla"
     completed = run_script(
         "export.py", f"--workdir={workdir}", f"--output={output}", "--nojit_compile"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ml_collections
 
 from training.schedule import DECAYS
+from transformer.dropout import effective_rate, sublayer_dropout_rates
 
 
 class ConfigError(ValueError):
@@ -100,10 +101,13 @@ def validate(config: ml_collections.ConfigDict) -> None:
             value,
             "expected a non-negative number",
         )
-    dropout_rates = [config.model.dropout]
-    dropout_rates += [_get(config, key) for key in RATES_OR_NONE if _get(config, key) is not None]
+    model = config.model
+    dropout_rates = (
+        model.dropout,
+        *sublayer_dropout_rates(model.dropout, model.attention_dropout, model.activation_dropout),
+    )
     _require(
-        config.train.rdrop_alpha == 0 or max(dropout_rates) > 0,
+        config.train.rdrop_alpha == 0 or max(map(effective_rate, dropout_rates)) > 0,
         "train.rdrop_alpha",
         config.train.rdrop_alpha,
         "R-Drop compares two dropout masks: set model.dropout > 0, or train.rdrop_alpha=0",

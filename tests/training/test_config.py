@@ -76,6 +76,9 @@ def test_rdrop_without_any_dropout_is_an_error():
     config.train.rdrop_alpha = 5.0
     with pytest.raises(ConfigError, match="R-Drop compares two dropout masks: set model.dropout"):
         validate(config)
+    config.model.attention_dropout = 0.001  # rounds to no dropout at all (1/256 steps)
+    with pytest.raises(ConfigError, match="R-Drop compares two dropout masks"):
+        validate(config)
     config.model.attention_dropout = 0.1
     validate(config)
 

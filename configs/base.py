@@ -20,6 +20,9 @@ def get_config() -> ml_collections.ConfigDict:
     config.data.max_length = 128  # longest kept example in tokens (incl. BOS/EOS); longer: counted
     config.data.tokens_per_batch = 4096  # batch * padded length <= this, source and target
     config.data.shuffle_seed = 0
+    # Concatenation augmentation: this share of the training pairs also appears joined with a
+    # random partner pair, new partners every epoch (data_pipeline/augment.py); 0: off.
+    config.data.concat_ratio = 0.0
 
     config.tokenizer = ml_collections.ConfigDict()
     config.tokenizer.vocab_size = 8000  # joint source+target SentencePiece vocabulary

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ml_collections
 
+from data_pipeline.augment import is_concat_ratio
 from training.schedule import DECAYS
 from transformer.dropout import effective_rate, sublayer_dropout_rates
 
@@ -174,5 +175,11 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "data.tokens_per_batch",
         config.data.tokens_per_batch,
         f"it must be at least data.max_length ({config.data.max_length})",
+    )
+    _require(
+        is_concat_ratio(config.data.concat_ratio),
+        "data.concat_ratio",
+        config.data.concat_ratio,
+        "expected a number in [0, 1] (the share of training pairs also joined with a partner)",
     )
     _require(bool(config.data.name), "data.name", config.data.name, "name a data set")

@@ -150,6 +150,8 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "tokenizer.sampling_alpha": config.tokenizer.sampling_alpha,
         "train.seed": config.train.seed,
         "workers": num_workers,
+        # Off, the pipeline is the one built before the option existed: older positions fit.
+        **({"data.concat_ratio": config.data.concat_ratio} if config.data.concat_ratio else {}),
     }
 
 
@@ -219,6 +221,7 @@ class _Trainer:
             shuffle=True,
             seed=config.data.shuffle_seed,
             repeat=True,
+            concat_ratio=config.data.concat_ratio,
         )
         self.validation_batches = data_pipeline.make_batches(
             self.pairs[config.data.validation_split],

@@ -57,6 +57,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             r"config.train.rdrop_alpha = -1.0 is invalid: expected a non-negative number",
         ),
         (
+            "data.concat_ratio",
+            1.5,
+            r"config.data.concat_ratio = 1.5 is invalid: expected a number in \[0, 1\]",
+        ),
+        (
             "tokenizer.sampling_alpha",
             -0.1,
             r"config.tokenizer.sampling_alpha = -0.1 is invalid: expected a non-negative number",

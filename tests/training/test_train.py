@@ -204,9 +204,15 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()
 
 
-def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path, caplog):
+@pytest.mark.parametrize(
+    "section, key, value", [("tokenizer", "sampling_alpha", 0.3), ("data", "concat_ratio", 0.5)]
+)
+def test_data_that_varies_by_epoch_trains_and_resumes(
+    tfds_dir, tiny_tokenizer, tmp_path, caplog, section, key, value
+):
+    # Subword sampling and concatenation build a new epoch on every pass.
     config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
-    config.tokenizer.sampling_alpha = 0.3
+    config[section][key] = value
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     assert trainer.train(config, workdir).step == 10
     config.train.steps = 20

@@ -1,7 +1,7 @@
 """Sentence-pair augmentation on the strings, before tokenization.
 
 Concatenation (Kondo et al., 2021; Nguyen et al., 2021): an epoch holds every training pair once,
-and after a `ratio` share of them (the same pairs every epoch) also a concatenated pair: that pair
+and for a `ratio` share of them (the same pairs every epoch) also a concatenated pair: that pair
 joined with a random partner pair, source to source and target to target, so the two sides stay
 translations of each other. The partners are drawn anew every epoch. The model sees each sentence
 at new positions and beside new context, a regulariser for small corpora such as Multi30k.
@@ -46,8 +46,9 @@ def check_concat_ratio(ratio: float) -> None:
 def concatenate_pairs(
     pairs: tf.data.Dataset, ratio: float, *, seed: int, partner_buffer: int = 16_384
 ) -> tf.data.Dataset:
-    """`pairs`, each followed, for a `ratio` share of them, by it joined with a random partner.
+    """`pairs` plus, for a `ratio` share of them, each joined with a random partner pair.
 
+    Every block of 1,024 pairs is followed by its concatenations, in order (shuffle the result).
     Sources and targets are joined with a space. Partners come from a seeded shuffle of `pairs`
     (a window of `partner_buffer` pairs), reshuffled every pass.
 

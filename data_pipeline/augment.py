@@ -34,15 +34,6 @@ def is_concat_ratio(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
 
 
-def check_concat_ratio(ratio: float) -> None:
-    """Raises a ValueError naming the problem unless `ratio` is a number in [0, 1]."""
-    if not is_concat_ratio(ratio):
-        raise ValueError(
-            f"concat_ratio must be a number in [0, 1] (the share of pairs that also appear "
-            f"joined with a random partner; 0: off), got {ratio!r}."
-        )
-
-
 def concatenate_pairs(
     pairs: tf.data.Dataset, ratio: float, *, seed: int, partner_buffer: int = 16_384
 ) -> tf.data.Dataset:
@@ -55,7 +46,11 @@ def concatenate_pairs(
     Example:
         >>> augmented = concatenate_pairs(train_pairs, 0.5, seed=0)  # doctest: +SKIP
     """
-    check_concat_ratio(ratio)
+    if not is_concat_ratio(ratio):
+        raise ValueError(
+            f"concat_ratio must be a number in [0, 1] (the share of pairs that also appear "
+            f"joined with a random partner; 0: off), got {ratio!r}."
+        )
     if ratio == 0:
         return pairs
     partners = pairs.shuffle(partner_buffer, seed=seed, reshuffle_each_iteration=True)

@@ -42,6 +42,7 @@ def get_config() -> ml_collections.ConfigDict:
     # model.dropout rate. fairseq's transformer configs set both to 0.
     config.model.attention_dropout = ml_collections.config_dict.placeholder(float)
     config.model.activation_dropout = ml_collections.config_dict.placeholder(float)
+    config.model.token_dropout = 0.0  # share of input tokens whose embedding is zeroed (training)
     config.model.shared_embeddings = "all"  # "all" | "target" | "none"
     config.model.norm_first = False  # post-norm as in the paper
 

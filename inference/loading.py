@@ -32,6 +32,8 @@ def load_config(workdir: str) -> ml_collections.ConfigDict:
     for key in ("attention_dropout", "activation_dropout"):
         if key not in config.model:
             config.model[key] = None  # the model.dropout rate
+    if "token_dropout" not in config.model:
+        config.model.token_dropout = 0.0
     return config
 
 

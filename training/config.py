@@ -19,7 +19,7 @@ class ConfigError(ValueError):
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
 RATES_OR_NONE = ("model.attention_dropout", "model.activation_dropout")  # None: model.dropout's
-RATES = ("model.dropout", *RATES_OR_NONE, "train.label_smoothing")
+RATES = ("model.dropout", *RATES_OR_NONE, "model.token_dropout", "train.label_smoothing")
 POSITIVE_INTS = (
     "data.max_length",
     "data.tokens_per_batch",
@@ -106,6 +106,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
     dropout_rates = (
         model.dropout,
         *sublayer_dropout_rates(model.dropout, model.attention_dropout, model.activation_dropout),
+        model.token_dropout,
     )
     _require(
         config.train.rdrop_alpha == 0 or max(map(effective_rate, dropout_rates)) > 0,

@@ -57,6 +57,7 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
         dropout=config.model.dropout,
         attention_dropout=config.model.attention_dropout,
         activation_dropout=config.model.activation_dropout,
+        token_dropout=config.model.token_dropout,
         shared_embeddings=config.model.shared_embeddings,
         norm_first=config.model.norm_first,
         pad_id=data_pipeline.PAD_ID,

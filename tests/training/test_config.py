@@ -40,6 +40,7 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             r"or None for model.dropout's",
         ),
         ("model.activation_dropout", -0.2, r"config.model.activation_dropout = -0.2 is invalid"),
+        ("model.token_dropout", 1.0, r"config.model.token_dropout = 1.0 is invalid"),
         ("train.steps", 0, r"config.train.steps = 0 is invalid: expected a positive integer"),
         ("model.num_decoder_layers", 0, r"config.model.num_decoder_layers = 0 is invalid"),
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),

@@ -23,6 +23,10 @@ def get_config() -> ml_collections.ConfigDict:
     # Concatenation augmentation: this share of the training pairs also appears joined with a
     # random partner pair, new partners every epoch (data_pipeline/augment.py); 0: off.
     config.data.concat_ratio = 0.0
+    # Bidirectional training (BiT, Ding et al., 2021): the first this many steps train on every
+    # pair in both directions (source -> target and target -> source, no tags), the rest on
+    # source -> target only; 0: off.
+    config.data.bidirectional_steps = 0
 
     config.tokenizer = ml_collections.ConfigDict()
     config.tokenizer.vocab_size = 8000  # joint source+target SentencePiece vocabulary

@@ -1,5 +1,11 @@
 """Sentence-pair augmentation on the strings, before tokenization.
 
+Both directions (bidirectional training, BiT: Ding et al., 2021): every pair also appears
+reversed, target -> source, so the model learns both translation directions from the same corpus.
+Without tags: the source's language tells the direction. Trained first, for a share of the steps,
+it is a pretraining stage on twice the examples before the model specialises on the forward
+direction (`training.trainer`).
+
 Concatenation (Kondo et al., 2021; Nguyen et al., 2021): an epoch holds every training pair once,
 and for a `ratio` share of them (the same pairs every epoch) also a concatenated pair: that pair
 joined with a random partner pair, source to source and target to target, so the two sides stay
@@ -32,6 +38,17 @@ def is_concat_ratio(value: object) -> bool:
         (True, False)
     """
     return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+def both_directions(pairs: tf.data.Dataset) -> tf.data.Dataset:
+    """`pairs`, then every pair reversed (target, source): twice the examples (shuffle them).
+
+    Example:
+        >>> pairs = tf.data.Dataset.from_tensor_slices((["Ein Hund."], ["A dog."]))
+        >>> list(both_directions(pairs).as_numpy_iterator())
+        [(b'Ein Hund.', b'A dog.'), (b'A dog.', b'Ein Hund.')]
+    """
+    return pairs.concatenate(pairs.map(lambda source, target: (target, source)))
 
 
 def concatenate_pairs(

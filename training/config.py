@@ -183,4 +183,11 @@ def validate(config: ml_collections.ConfigDict) -> None:
         config.data.concat_ratio,
         "expected a number in [0, 1] (the share of training pairs also joined with a partner)",
     )
+    steps = config.data.bidirectional_steps
+    _require(
+        isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0,
+        "data.bidirectional_steps",
+        steps,
+        "expected a whole number of steps (0: off)",
+    )
     _require(bool(config.data.name), "data.name", config.data.name, "name a data set")

@@ -21,6 +21,7 @@ from absl import logging
 from tqdm import tqdm
 
 import data_pipeline
+from data_pipeline.augment import both_directions
 from decoding.translator import Translator
 from inference.evaluation import bleu
 from training import checkpoints, distribute
@@ -153,6 +154,11 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "workers": num_workers,
         # Off, the pipeline is the one built before the option existed: older positions fit.
         **({"data.concat_ratio": config.data.concat_ratio} if config.data.concat_ratio else {}),
+        **(
+            {"data.bidirectional_steps": config.data.bidirectional_steps}
+            if config.data.bidirectional_steps
+            else {}
+        ),
     }
 
 
@@ -180,6 +186,45 @@ def load_data(config: ml_collections.ConfigDict, workdir: str, splits: list[str]
         seed=config.train.seed,
     )
     return pairs, tokenizer
+
+
+def training_batches(
+    config: ml_collections.ConfigDict,
+    pairs: tf.data.Dataset,
+    tokenizer: data_pipeline.Tokenizer,
+    num_workers: int,
+) -> tf.data.Dataset:
+    """The endless, shuffled training batches of `config` (before sharding over `num_workers`).
+
+    With ``data.bidirectional_steps`` > 0, the first that many steps' batches hold every pair in
+    both directions (`data_pipeline.augment.both_directions`), the rest the pairs as they are.
+
+    Example:
+        >>> batches = training_batches(config, pairs["train"], tokenizer, 1)  # doctest: +SKIP
+    """
+
+    def batches(pairs: tf.data.Dataset) -> tf.data.Dataset:
+        return data_pipeline.make_batches(
+            pairs,
+            tokenizer.sampling(config.tokenizer.sampling_alpha)
+            if config.tokenizer.sampling_alpha
+            else tokenizer,
+            max_length=config.data.max_length,
+            tokens_per_batch=config.data.tokens_per_batch,
+            shuffle=True,
+            seed=config.data.shuffle_seed,
+            repeat=True,
+            concat_ratio=config.data.concat_ratio,
+        )
+
+    forward = batches(pairs)
+    if not config.data.bidirectional_steps:
+        return forward
+    # One batch per worker and step.
+    bidirectional = batches(both_directions(pairs)).take(
+        config.data.bidirectional_steps * num_workers
+    )
+    return bidirectional.concatenate(forward)
 
 
 class _Trainer:
@@ -212,17 +257,11 @@ class _Trainer:
         self.pairs, self.tokenizer = load_data(
             config, self.output_dir, [config.data.validation_split]
         )
-        train_batches = data_pipeline.make_batches(
-            self.pairs[config.data.train_split],
-            self.tokenizer.sampling(config.tokenizer.sampling_alpha)
-            if config.tokenizer.sampling_alpha
-            else self.tokenizer,
-            max_length=config.data.max_length,
-            tokens_per_batch=config.data.tokens_per_batch,
-            shuffle=True,
-            seed=config.data.shuffle_seed,
-            repeat=True,
-            concat_ratio=config.data.concat_ratio,
+        # Each worker reads its own share of the batches through a plain iterator, which (unlike
+        # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
+        self.worker_index, num_workers = distribute.worker_index_and_count(self.strategy)
+        train_batches = training_batches(
+            config, self.pairs[config.data.train_split], self.tokenizer, num_workers
         )
         self.validation_batches = data_pipeline.make_batches(
             self.pairs[config.data.validation_split],
@@ -232,9 +271,6 @@ class _Trainer:
             shuffle=False,
             seed=0,
         )
-        # Each worker reads its own share of the batches through a plain iterator, which (unlike
-        # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
-        self.worker_index, num_workers = distribute.worker_index_and_count(self.strategy)
         self.iterator = iter(train_batches.shard(num_workers, self.worker_index))
         self.data_settings = data_settings(config, num_workers)
         self.data_position = tf.train.Checkpoint(

@@ -1,4 +1,5 @@
-"""Concatenation augmentation: pairs stay aligned, new partners every epoch, resumable."""
+"""Pair augmentation: both directions; concatenation keeps pairs aligned, new partners every epoch,
+resumable."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import data_pipeline as dp
-from data_pipeline.augment import concatenate_pairs
+from data_pipeline.augment import both_directions, concatenate_pairs
 
 PAD = dp.PAD_ID
 
@@ -67,6 +68,14 @@ def test_ratio_zero_is_the_data_unchanged():
 def test_a_bad_ratio_is_an_error_naming_it(ratio):
     with pytest.raises(ValueError, match=r"concat_ratio must be a number in \[0, 1\]"):
         concatenate_pairs(_numbered_pairs(3), ratio, seed=0)
+
+
+def test_both_directions_adds_every_pair_reversed():
+    pairs = _numbered_pairs(3)
+    assert list(both_directions(pairs).as_numpy_iterator()) == [
+        *pairs.as_numpy_iterator(),
+        *((target, source) for source, target in pairs.as_numpy_iterator()),
+    ]
 
 
 def _target_texts(batches, tokenizer):

@@ -63,6 +63,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             r"config.data.concat_ratio = 1.5 is invalid: expected a number in \[0, 1\]",
         ),
         (
+            "data.bidirectional_steps",
+            -1,
+            r"config.data.bidirectional_steps = -1 is invalid: expected a whole number of steps",
+        ),
+        (
             "tokenizer.sampling_alpha",
             -0.1,
             r"config.tokenizer.sampling_alpha = -0.1 is invalid: expected a non-negative number",

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import data_pipeline
 from configs import tiny
 from training import trainer
 
@@ -205,7 +206,12 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
 
 
 @pytest.mark.parametrize(
-    "section, key, value", [("tokenizer", "sampling_alpha", 0.3), ("data", "concat_ratio", 0.5)]
+    "section, key, value",
+    [
+        ("tokenizer", "sampling_alpha", 0.3),
+        ("data", "concat_ratio", 0.5),
+        ("data", "bidirectional_steps", 15),  # resumes inside the two-direction stage
+    ],
 )
 def test_data_that_varies_by_epoch_trains_and_resumes(
     tfds_dir, tiny_tokenizer, tmp_path, caplog, section, key, value
@@ -223,6 +229,30 @@ def test_data_that_varies_by_epoch_trains_and_resumes(
     assert "the data restarts" not in caplog.text  # the saved position was restored
     assert result.step == 20 and latest_step(workdir) == 20
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
+
+
+def test_bidirectional_steps_train_both_directions_first_then_the_forward_one(
+    tfds_dir, tiny_tokenizer
+):
+    config = tiny_config(tfds_dir)
+    config.data.bidirectional_steps = 3
+    pairs, tokenizer = trainer.load_data(config, os.path.dirname(tiny_tokenizer), [])
+    train_pairs = pairs[config.data.train_split]
+    german, english = (
+        {data_pipeline.normalize_text(text.decode()) for text in side}
+        for side in zip(*train_pairs.as_numpy_iterator(), strict=True)
+    )
+
+    def source_languages(batch):
+        rows = [list(row[row != data_pipeline.PAD_ID][:-1]) for row in batch["source"].numpy()]
+        texts = [t.decode() for t in tokenizer.detokenize(tf.ragged.constant(rows)).numpy()]
+        return sum(t in german for t in texts), sum(t in english for t in texts)
+
+    batches = trainer.training_batches(config, train_pairs, tokenizer, num_workers=2)
+    languages = [source_languages(batch) for batch in batches.take(10)]
+    # 3 steps of 2 workers: 6 batches with sources in both languages, then German only.
+    assert sum(de for de, _ in languages[:6]) > 0 and sum(en for _, en in languages[:6]) > 0
+    assert all(de > 0 and en == 0 for de, en in languages[6:]), languages
 
 
 def test_rdrop_trains_through_the_trainer(tfds_dir, tiny_tokenizer, tmp_path):

@@ -34,6 +34,9 @@ def get_config() -> ml_collections.ConfigDict:
     # Subword regularisation: > 0 samples a new segmentation of every training sentence on every
     # epoch, with this alpha (unigram only; see data_pipeline/tokenizer.py); 0: the best one.
     config.tokenizer.sampling_alpha = 0.0
+    # With sampling: False samples the source side only, so the decoder learns one segmentation
+    # of the target (the one beam search scores) while the encoder still sees many.
+    config.tokenizer.sample_target = True
 
     config.model = ml_collections.ConfigDict()
     config.model.num_layers = 3  # encoder layers

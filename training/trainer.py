@@ -154,6 +154,7 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "workers": num_workers,
         # Off, the pipeline is the one built before the option existed: older positions fit.
         **({"data.concat_ratio": config.data.concat_ratio} if config.data.concat_ratio else {}),
+        **({} if config.tokenizer.sample_target else {"tokenizer.sample_target": False}),
         **(
             {"data.bidirectional_steps": config.data.bidirectional_steps}
             if config.data.bidirectional_steps
@@ -198,17 +199,22 @@ def training_batches(
 
     With ``data.bidirectional_steps`` > 0, the first that many steps' batches hold every pair in
     both directions (`data_pipeline.augment.both_directions`), the rest the pairs as they are.
+    With ``tokenizer.sampling_alpha`` > 0 the segmentations are sampled, on the source side only
+    if ``tokenizer.sample_target`` is False.
 
     Example:
         >>> batches = training_batches(config, pairs["train"], tokenizer, 1)  # doctest: +SKIP
     """
 
+    alpha = config.tokenizer.sampling_alpha
+    source_tokenizer = tokenizer.sampling(alpha) if alpha else tokenizer
+    target_tokenizer = source_tokenizer if config.tokenizer.sample_target else tokenizer
+
     def batches(pairs: tf.data.Dataset) -> tf.data.Dataset:
         return data_pipeline.make_batches(
             pairs,
-            tokenizer.sampling(config.tokenizer.sampling_alpha)
-            if config.tokenizer.sampling_alpha
-            else tokenizer,
+            source_tokenizer,
+            target_tokenizer=target_tokenizer,
             max_length=config.data.max_length,
             tokens_per_batch=config.data.tokens_per_batch,
             shuffle=True,

@@ -255,6 +255,24 @@ def test_bidirectional_steps_train_both_directions_first_then_the_forward_one(
     assert all(de > 0 and en == 0 for de, en in languages[6:]), languages
 
 
+@pytest.mark.parametrize("sample_target", [True, False])
+def test_sample_target_false_samples_the_source_side_only(tfds_dir, tiny_tokenizer, sample_target):
+    config = tiny_config(tfds_dir)
+    config.tokenizer.sampling_alpha = 0.5
+    config.tokenizer.sample_target = sample_target
+    pairs, tokenizer = trainer.load_data(config, os.path.dirname(tiny_tokenizer), [])
+    batch = next(iter(trainer.training_batches(config, pairs["train"], tokenizer, 1)))
+
+    def sampled_rows(ids):
+        """How many rows differ from the best segmentation of their own text."""
+        rows = [list(row[row != data_pipeline.PAD_ID][:-1]) for row in ids]
+        best = tokenizer.tokenize(tokenizer.detokenize(tf.ragged.constant(rows))).to_list()
+        return sum(row != again for row, again in zip(rows, best, strict=True))
+
+    assert sampled_rows(batch["source"].numpy()) > 0
+    assert (sampled_rows(batch["target_out"].numpy()) > 0) == sample_target
+
+
 def test_rdrop_trains_through_the_trainer(tfds_dir, tiny_tokenizer, tmp_path):
     config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
     config.model.dropout = 0.1

@@ -205,7 +205,6 @@ def training_batches(
     Example:
         >>> batches = training_batches(config, pairs["train"], tokenizer, 1)  # doctest: +SKIP
     """
-
     alpha = config.tokenizer.sampling_alpha
     source_tokenizer = tokenizer.sampling(alpha) if alpha else tokenizer
     target_tokenizer = source_tokenizer if config.tokenizer.sample_target else tokenizer

@@ -26,7 +26,8 @@ R-Drop at alpha 5 (behind when stopped at step 6,434). Concatenation augmentatio
 (lower-cased 40.90 / 40.92), and its slower run ends 62 s inside the hour, so it stays off;
 word dropout (model.token_dropout=0.1) and label smoothing 0.05 are behind (41.65 / 41.75), and
 bidirectional training for the first 4,000 steps (data.bidirectional_steps=4000) lowers the
-validation loss (1.465) but not the BLEU (42.07).
+validation loss (1.465) but not the BLEU (42.07); sampling the source side only
+(tokenizer.sample_target=False) is behind (41.54).
 On a CPU without native bfloat16 (a Zen 2 EPYC: bfloat16 is slower there) pass
 `--config.train.precision=float32 --config.train.steps=3000 --config.model.dropout=0.1
 --config.tokenizer.sampling_alpha=0` to stay within the hour (validation 39.31, 53 min 33 s there,

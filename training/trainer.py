@@ -143,6 +143,13 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         >>> data_settings(config, 1)["data.max_length"]  # doctest: +SKIP
         128
     """
+    # Options added later count only when set away from their default ("off"): the pipeline is
+    # then the one built before they existed, so older saved positions still fit.
+    later_options = {
+        "data.concat_ratio": (config.data.concat_ratio, 0.0),
+        "tokenizer.sample_target": (config.tokenizer.sample_target, True),
+        "data.bidirectional_steps": (config.data.bidirectional_steps, 0),
+    }
     return {
         "data.name": config.data.name,
         "data.train_split": config.data.train_split,
@@ -152,14 +159,7 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "tokenizer.sampling_alpha": config.tokenizer.sampling_alpha,
         "train.seed": config.train.seed,
         "workers": num_workers,
-        # Off, the pipeline is the one built before the option existed: older positions fit.
-        **({"data.concat_ratio": config.data.concat_ratio} if config.data.concat_ratio else {}),
-        **({} if config.tokenizer.sample_target else {"tokenizer.sample_target": False}),
-        **(
-            {"data.bidirectional_steps": config.data.bidirectional_steps}
-            if config.data.bidirectional_steps
-            else {}
-        ),
+        **{key: value for key, (value, off) in later_options.items() if value != off},
     }
 
 

@@ -231,6 +231,11 @@ def test_data_that_varies_by_epoch_trains_and_resumes(
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
 
 
+def _unpadded_rows(ids: tf.Tensor) -> tf.RaggedTensor:
+    """The ids of a padded `source` or `target_out` batch without padding and the final EOS."""
+    return tf.ragged.constant([list(row[row != data_pipeline.PAD_ID][:-1]) for row in ids.numpy()])
+
+
 def test_bidirectional_steps_train_both_directions_first_then_the_forward_one(
     tfds_dir, tiny_tokenizer
 ):
@@ -244,8 +249,7 @@ def test_bidirectional_steps_train_both_directions_first_then_the_forward_one(
     )
 
     def source_languages(batch):
-        rows = [list(row[row != data_pipeline.PAD_ID][:-1]) for row in batch["source"].numpy()]
-        texts = [t.decode() for t in tokenizer.detokenize(tf.ragged.constant(rows)).numpy()]
+        texts = [t.decode() for t in tokenizer.detokenize(_unpadded_rows(batch["source"])).numpy()]
         return sum(t in german for t in texts), sum(t in english for t in texts)
 
     batches = trainer.training_batches(config, train_pairs, tokenizer, num_workers=2)
@@ -265,12 +269,12 @@ def test_sample_target_false_samples_the_source_side_only(tfds_dir, tiny_tokeniz
 
     def sampled_rows(ids):
         """How many rows differ from the best segmentation of their own text."""
-        rows = [list(row[row != data_pipeline.PAD_ID][:-1]) for row in ids]
-        best = tokenizer.tokenize(tokenizer.detokenize(tf.ragged.constant(rows))).to_list()
-        return sum(row != again for row, again in zip(rows, best, strict=True))
+        rows = _unpadded_rows(ids)
+        best = tokenizer.tokenize(tokenizer.detokenize(rows)).to_list()
+        return sum(row != again for row, again in zip(rows.to_list(), best, strict=True))
 
-    assert sampled_rows(batch["source"].numpy()) > 0
-    assert (sampled_rows(batch["target_out"].numpy()) > 0) == sample_target
+    assert sampled_rows(batch["source"]) > 0
+    assert (sampled_rows(batch["target_out"]) > 0) == sample_target
 
 
 def test_rdrop_trains_through_the_trainer(tfds_dir, tiny_tokenizer, tmp_path):

@@ -27,6 +27,10 @@ def get_config() -> ml_collections.ConfigDict:
     # pair in both directions (source -> target and target -> source, no tags), the rest on
     # source -> target only; 0: off.
     config.data.bidirectional_steps = 0
+    # More training pairs: comma-separated data set names (same forms as data.name) whose
+    # data.train_split joins the training pairs, e.g. "multi30k/fr-de" beside "multi30k/en-de"
+    # (many-to-one: the target language stays, so no tags are needed); "": none.
+    config.data.extra_train_data = ""
 
     config.tokenizer = ml_collections.ConfigDict()
     config.tokenizer.vocab_size = 8000  # joint source+target SentencePiece vocabulary

@@ -27,7 +27,8 @@ R-Drop at alpha 5 (behind when stopped at step 6,434). Concatenation augmentatio
 word dropout (model.token_dropout=0.1) and label smoothing 0.05 are behind (41.65 / 41.75), and
 bidirectional training for the first 4,000 steps (data.bidirectional_steps=4000) lowers the
 validation loss (1.465) but not the BLEU (42.07); sampling the source side only
-(tokenizer.sample_target=False) is behind (41.54).
+(tokenizer.sample_target=False) is behind (41.54), and the French -> German pairs as extra sources
+(data.extra_train_data="multi30k/fr-de") far behind (39.69).
 On a CPU without native bfloat16 (a Zen 2 EPYC: bfloat16 is slower there) pass
 `--config.train.precision=float32 --config.train.steps=3000 --config.model.dropout=0.1
 --config.tokenizer.sampling_alpha=0` to stay within the hour (validation 39.31, 53 min 33 s there,

@@ -37,6 +37,7 @@ from absl import logging
 
 from data_pipeline import multi30k
 from data_pipeline import text_corpus as text_corpus_lib
+from data_pipeline.errors import DataError
 
 _USAGE = (
     "Use a TFDS translation set as 'dataset/config' (e.g. 'multi30k/de-en', "
@@ -86,17 +87,7 @@ def _load_tfds(
     name: str, splits: Sequence[str], data_dir: str | None, rebuild: bool
 ) -> dict[str, tf.data.Dataset]:
     builder = _tfds_builder(name, data_dir)
-    supervised = builder.info.supervised_keys
-    if not (
-        isinstance(supervised, tuple)
-        and len(supervised) == 2
-        and all(isinstance(k, str) for k in supervised)
-        and all(isinstance(builder.info.features[k], tfds.features.Text) for k in supervised)
-    ):
-        raise ValueError(
-            f"{name!r} is not a translation data set: its supervised keys {supervised!r} are "
-            f"not a (source, target) pair of text features. {_USAGE}"
-        )
+    supervised = _supervised_pair(name, builder)
     _check_split_names(name, splits, builder)  # Before preparing: fail fast when known.
     mode = (
         tfds.download.GenerateMode.FORCE_REDOWNLOAD
@@ -112,21 +103,51 @@ def _load_tfds(
     }
 
 
+def language_pair(name: str, data_dir: str | None = None) -> tuple[str, str]:
+    """The (source, target) languages of a data set `name` (the forms of `load_translation_splits`
+    but `"text"`): a TFDS set's supervised keys, or the SRC-TGT of `"text:DIR:SRC-TGT"`. Reads
+    no data.
+
+    Example:
+        >>> language_pair("multi30k/fr-de")
+        ('fr', 'de')
+    """
+    if name.startswith(text_corpus_lib.TEXT + ":"):
+        _, source, target = text_corpus_lib.parse_spec(name)
+        return source, target
+    return _supervised_pair(name, _tfds_builder(name, data_dir))
+
+
+def _supervised_pair(name: str, builder: tfds.core.DatasetBuilder) -> tuple[str, str]:
+    supervised = builder.info.supervised_keys
+    if not (
+        isinstance(supervised, tuple)
+        and len(supervised) == 2
+        and all(isinstance(k, str) for k in supervised)
+        and all(isinstance(builder.info.features[k], tfds.features.Text) for k in supervised)
+    ):
+        raise DataError(
+            f"{name!r} is not a translation data set: its supervised keys {supervised!r} are "
+            f"not a (source, target) pair of text features. {_USAGE}"
+        )
+    return supervised
+
+
 def _tfds_builder(name: str, data_dir: str | None) -> tfds.core.DatasetBuilder:
     dataset, _, config = name.partition("/")
     if dataset == "multi30k":
         configs = [c.name for c in multi30k.Multi30k.BUILDER_CONFIGS]
         if config not in configs:
-            raise ValueError(
+            raise DataError(
                 f"Unknown Multi30k language pair {config!r} in {name!r}; available: "
                 f"{', '.join('multi30k/' + c for c in configs)}."
             )
     try:
         return tfds.builder(name, data_dir=data_dir)
     except tfds.core.registered.DatasetNotFoundError as e:
-        raise ValueError(f"Unknown data set {name!r}. {_USAGE}\nTFDS says: {e}") from e
+        raise DataError(f"Unknown data set {name!r}. {_USAGE}\nTFDS says: {e}") from e
     except ValueError as e:
-        raise ValueError(f"Cannot use data set {name!r}: {e}\n{_USAGE}") from e
+        raise DataError(f"Cannot use data set {name!r}: {e}\n{_USAGE}") from e
 
 
 def _check_split_names(name: str, splits: Sequence[str], builder) -> None:
@@ -140,6 +161,6 @@ def _check_split_names(name: str, splits: Sequence[str], builder) -> None:
     for split in splits:
         base = split.split("[")[0]
         if "+" not in split and base not in available:
-            raise ValueError(
+            raise DataError(
                 f"Unknown split {split!r} for {name!r}; available: {', '.join(available)}."
             )

@@ -1,7 +1,8 @@
 """The data error type and its messages.
 
-Every problem with input data (missing, corrupt or misaligned files) raises `DataError`, a
-`ValueError`, whose message says what is wrong, where, and how to fix it.
+Every problem with input data (missing, corrupt or misaligned files; an unknown data set, language
+pair or split) raises `DataError`, a `ValueError`, whose message says what is wrong, where, and
+how to fix it. The command-line scripts print it as one line, without a traceback.
 
 Example:
     >>> raise DataError(line_count_message("a.de", 3, "a.en", 2))
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 
 
 class DataError(ValueError):
-    """Input data is missing, corrupt or misaligned; the message says which file and why."""
+    """Input data is missing, corrupt, misaligned or unknown; the message says which and why."""
 
 
 def missing_files_message(missing: Sequence[str], looked_in: str, how_to_fix: str) -> str:

@@ -33,6 +33,22 @@ USAGE = (
 )
 
 
+def parse_spec(name: str) -> tuple[str, str, str]:
+    """Splits `"text:DIR:SRC-TGT"` into `(DIR, SRC, TGT)`, or raises a DataError.
+
+    Example:
+        >>> parse_spec("text:/data/my_corpus:de-en")
+        ('/data/my_corpus', 'de', 'en')
+    """
+    if not name.startswith(TEXT + ":"):
+        raise DataError(f"Not a text corpus: {name!r}. {USAGE}")
+    directory, _, pair = name[len(TEXT) + 1 :].rpartition(":")
+    source, _, target = pair.partition("-")
+    if not (directory and source and target) or "-" in target or source == target:
+        raise DataError(f"Cannot parse {name!r}. {USAGE}")
+    return directory, source, target
+
+
 @dataclasses.dataclass(frozen=True)
 class TextCorpus:
     """Split name -> (source file, target file); `None` marks a side that was not found."""
@@ -64,12 +80,7 @@ class TextCorpus:
             return cls(files, "text_corpus")
         if text_corpus is not None:
             raise ValueError(f"text_corpus is only used with name='text', not {name!r}.")
-        if not name.startswith(TEXT + ":"):
-            raise ValueError(f"Not a text corpus: {name!r}. {USAGE}")
-        directory, _, pair = name[len(TEXT) + 1 :].rpartition(":")
-        source, _, target = pair.partition("-")
-        if not (directory and source and target) or "-" in target or source == target:
-            raise ValueError(f"Cannot parse {name!r}. {USAGE}")
+        directory, source, target = parse_spec(name)
         if not tf.io.gfile.isdir(directory):
             raise DataError(f"Text corpus directory {directory} (from {name!r}) does not exist.")
         sides: dict[str, dict[str, str]] = {}
@@ -100,7 +111,7 @@ class TextCorpus:
             ... # doctest: +SKIP
         """
         if split not in self.files:
-            raise ValueError(
+            raise DataError(
                 f"Unknown split {split!r} in {self.origin}; available: "
                 f"{', '.join(self.splits) or 'none'}."
             )

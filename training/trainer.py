@@ -149,6 +149,7 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "data.concat_ratio": (config.data.concat_ratio, 0.0),
         "tokenizer.sample_target": (config.tokenizer.sample_target, True),
         "data.bidirectional_steps": (config.data.bidirectional_steps, 0),
+        "data.extra_train_data": (config.data.extra_train_data, ""),
     }
     return {
         "data.name": config.data.name,
@@ -171,17 +172,45 @@ def _read_cpuinfo() -> str | None:
         return None
 
 
+def extra_train_data(config: ml_collections.ConfigDict) -> list[str]:
+    """The names in ``data.extra_train_data``; each must translate into ``data.name``'s target
+    language (a ConfigError otherwise: one model learns one target language here).
+
+    Example:
+        >>> config.data.name, config.data.extra_train_data = "multi30k/en-de", "multi30k/fr-de"
+        >>> extra_train_data(config)  # doctest: +SKIP
+        ['multi30k/fr-de']
+    """
+    names = [name.strip() for name in config.data.extra_train_data.split(",") if name.strip()]
+    if not names:
+        return []
+    data_dir = config.data.data_dir or None
+    target = data_pipeline.language_pair(config.data.name, data_dir)[1]
+    for name in names:
+        extra_target = data_pipeline.language_pair(name, data_dir)[1]
+        if extra_target != target:
+            raise config_lib.ConfigError(
+                f"config.data.extra_train_data names {name!r}, which translates into "
+                f"{extra_target!r}, but config.data.name ({config.data.name!r}) into {target!r}; "
+                "add only data sets with the same target language."
+            )
+    return names
+
+
 def load_data(config: ml_collections.ConfigDict, workdir: str, splits: list[str]):
     """Returns ``(split -> (source, target) string pairs, tokenizer)``; trains the tokenizer on
-    the training split the first time."""
+    the training split (with ``data.extra_train_data``'s) the first time."""
+    train_split, data_dir = config.data.train_split, config.data.data_dir or None
+    extra_names = extra_train_data(config)  # Checked before any data is read.
     pairs = data_pipeline.load_translation_splits(
-        config.data.name,
-        sorted({config.data.train_split, *splits}),
-        data_dir=config.data.data_dir or None,
+        config.data.name, sorted({train_split, *splits}), data_dir=data_dir
     )
+    for name in extra_names:
+        extra = data_pipeline.load_translation_splits(name, [train_split], data_dir)
+        pairs[train_split] = pairs[train_split].concatenate(extra[train_split])
     tokenizer = data_pipeline.load_or_train_tokenizer(
         workdir,
-        pairs[config.data.train_split],
+        pairs[train_split],
         config.tokenizer.vocab_size,
         config.tokenizer.model_type,
         seed=config.train.seed,

@@ -33,6 +33,14 @@ def test_catalog_source_target_order():
     assert tfds.builder("wmt14_translate/de-en").info.supervised_keys == ("de", "en")
 
 
+def test_language_pair_reads_names_not_data():
+    assert dp.language_pair("multi30k/fr-de") == ("fr", "de")
+    assert dp.language_pair("ted_hrlr_translate/pt_to_en") == ("pt", "en")
+    assert dp.language_pair("text:/nowhere:en-cs") == ("en", "cs")
+    with pytest.raises(dp.DataError, match="Unknown Multi30k language pair"):
+        dp.language_pair("multi30k/fr-xx")
+
+
 def _write(path, lines, gz=False):
     data = "".join(line + "\n" for line in lines).encode("utf-8")
     path.write_bytes(gzip.compress(data) if gz else data)
@@ -91,15 +99,16 @@ def test_text_corpus_undecodable_bytes(tmp_path):
 
 
 def test_bad_names():
-    with pytest.raises(ValueError, match=r"Unknown data set 'no_such_set/x'.*multi30k/de-en"):
+    # DataError: the scripts print these as one line (cli.run_main), not as a traceback.
+    with pytest.raises(dp.DataError, match=r"Unknown data set 'no_such_set/x'.*multi30k/de-en"):
         dp.load_translation_splits("no_such_set/x", ["train"])
-    with pytest.raises(ValueError, match=r"Unknown Multi30k language pair 'de-xx'.*multi30k/en-de"):
+    with pytest.raises(dp.DataError, match=r"Unknown Multi30k language pair 'de-xx'.*en-de"):
         dp.load_translation_splits("multi30k/de-xx", ["train"])
-    with pytest.raises(ValueError, match=r"Unknown split 'dev'.*available: train, validation"):
+    with pytest.raises(dp.DataError, match=r"Unknown split 'dev'.*available: train, validation"):
         dp.load_translation_splits("multi30k/de-en", ["dev"])
-    with pytest.raises(ValueError, match="not a translation data set"):
+    with pytest.raises(dp.DataError, match="not a translation data set"):
         dp.load_translation_splits("mnist", ["train"])
-    with pytest.raises(ValueError, match="Cannot parse"):
+    with pytest.raises(dp.DataError, match="Cannot parse"):
         dp.load_translation_splits("text:/tmp", ["train"])
     with pytest.raises(TypeError, match="sequence of split names"):
         dp.load_translation_splits("multi30k/de-en", "train")

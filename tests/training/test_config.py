@@ -104,6 +104,11 @@ def test_rdrop_without_any_dropout_is_an_error():
         ),
         ("--config.model.dropout=-0.5", "config.model.dropout = -0.5 is invalid"),
         ("--config.model.attention_dropout=1.5", "config.model.attention_dropout = 1.5 is invalid"),
+        ("--config.data.name=multi30k/de-xx", "Unknown Multi30k language pair 'de-xx'"),
+        (
+            "--config.data.extra_train_data=multi30k/en-de",
+            "config.data.extra_train_data names 'multi30k/en-de', which translates into 'de'",
+        ),
     ],
 )
 def test_train_py_stops_at_start_up_with_a_message_naming_the_key(tmp_path, override, message):

@@ -259,6 +259,27 @@ def test_bidirectional_steps_train_both_directions_first_then_the_forward_one(
     assert all(de > 0 and en == 0 for de, en in languages[6:]), languages
 
 
+def test_extra_train_data_joins_the_training_pairs(tfds_dir, tiny_tokenizer):
+    config = tiny_config(tfds_dir)
+    config.data.extra_train_data = "multi30k/fr-en, multi30k/cs-en"
+    pairs, _ = trainer.load_data(config, os.path.dirname(tiny_tokenizer), [])
+    splits = {
+        name: list(
+            data_pipeline.load_translation_splits(name, ["train"], tfds_dir)["train"]
+            .take(2)
+            .as_numpy_iterator()
+        )
+        for name in ("multi30k/de-en", "multi30k/fr-en", "multi30k/cs-en")
+    }
+    joined = list(pairs["train"].as_numpy_iterator())
+    assert len(joined) == 3 * 29000
+    # The configured pairs first, then each extra data set's, in the order named.
+    assert joined[:2] == splits["multi30k/de-en"]
+    assert joined[29000:29002] == splits["multi30k/fr-en"]
+    assert joined[58000:58002] == splits["multi30k/cs-en"]
+    assert trainer.data_settings(config, 1)["data.extra_train_data"] == config.data.extra_train_data
+
+
 @pytest.mark.parametrize("sample_target", [True, False])
 def test_sample_target_false_samples_the_source_side_only(tfds_dir, tiny_tokenizer, sample_target):
     config = tiny_config(tfds_dir)

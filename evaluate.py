@@ -1,7 +1,8 @@
 """Scores a trained model: ``python evaluate.py --workdir=DIR --split=test2016``.
 
 Translates the split, writes the hypotheses and the raw references under ``DIR/eval/``, and
-prints sacreBLEU and chrF (detokenized, cased) with their signatures.
+prints sacreBLEU and chrF (detokenized, cased) with their signatures. With ``--ensemble=DIR2,...``
+the models decode together and the files go under ``DIR/eval/ensemble/``.
 """
 
 from absl import flags
@@ -27,7 +28,7 @@ def main(argv: list[str]) -> None:
         translator,
         _DATA.value or config.data.name,
         _SPLIT.value,
-        output_dir=f"{_WORKDIR.value}/eval",
+        output_dir=f"{_WORKDIR.value}/eval" + ("/ensemble" if flags.FLAGS.ensemble else ""),
         data_dir=config.data.data_dir or None,
     )
     print(result.report())

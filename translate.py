@@ -76,12 +76,20 @@ def main(argv: list[str]) -> None:
             "--saved_model (an exported SavedModel)."
         )
     if _SAVED_MODEL.value:
-        if flags.FLAGS.beam_size or flags.FLAGS.length_penalty is not None or _PLOT_ATTENTION.value:
+        if (
+            flags.FLAGS.beam_size
+            or flags.FLAGS.length_penalty is not None
+            or flags.FLAGS.ensemble
+            or _PLOT_ATTENTION.value
+        ):
             sys.exit(
-                "error: --beam_size, --length_penalty and --plot_attention need --workdir; "
-                "a SavedModel's decoding options are fixed when it is exported."
+                "error: --beam_size, --length_penalty, --ensemble and --plot_attention need "
+                "--workdir; a SavedModel's models and decoding options are fixed when it is "
+                "exported."
             )
         translator = SavedModelTranslator(_SAVED_MODEL.value)
+    elif flags.FLAGS.ensemble and _PLOT_ATTENTION.value:
+        sys.exit("error: --plot_attention shows one model's attention; drop --ensemble.")
     else:
         translator, _ = load_translator()
     if _INPUT.value is None:

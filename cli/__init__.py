@@ -13,13 +13,20 @@ from training.config import ConfigError
 
 
 def define_translator_flags(workdir_required: bool = True) -> tuple[flags.FlagHolder, Callable]:
-    """Defines --workdir, --checkpoint, --beam_size, --length_penalty and --jit_compile.
+    """Defines --workdir, --ensemble, --checkpoint, --beam_size, --length_penalty, --jit_compile.
 
     Returns the --workdir flag and ``load() -> (Translator, checkpoint path)`` for the flags'
     values (decoding options default to the work directory's config).
     """
     workdir = flags.DEFINE_string(
         "workdir", None, "Training work directory.", required=workdir_required
+    )
+    ensemble = flags.DEFINE_list(
+        "ensemble",
+        [],
+        "More work directories (comma-separated) whose models decode together with --workdir's: "
+        "each step uses the mean of their probabilities. They need --workdir's tokenizer; "
+        "decoding options come from --workdir's config.",
     )
     checkpoint = flags.DEFINE_enum(
         "checkpoint",
@@ -44,6 +51,7 @@ def define_translator_flags(workdir_required: bool = True) -> tuple[flags.FlagHo
             beam_size.value,
             length_penalty.value,
             jit_compile.value,
+            ensemble.value,
         )
 
     return workdir, load

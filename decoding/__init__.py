@@ -1,7 +1,8 @@
 """Decoding a trained :class:`~transformer.model.Transformer`: greedy and beam search.
 
 Modules: ``common`` (special ids, output length limits), ``greedy`` (cached greedy search and the
-no-cache reference), ``beam`` (batched beam search), ``search`` (``decode``, the entry point).
+no-cache reference), ``beam`` (batched beam search), ``search`` (``decode``, the entry point),
+``ensemble`` (several models decoding as one, in any search).
 All searches run with the model's key/value cache, inside ``tf.function(jit_compile=True)`` too.
 
 Example:
@@ -10,12 +11,14 @@ Example:
 
 from decoding.beam import beam_search, gnmt_length_penalty
 from decoding.common import BOS_ID, EOS_ID, PAD_ID, output_length_limits
+from decoding.ensemble import Ensemble
 from decoding.greedy import greedy_search, reference_greedy_search
 from decoding.search import decode
 
 __all__ = [
     "BOS_ID",
     "EOS_ID",
+    "Ensemble",
     "PAD_ID",
     "beam_search",
     "decode",

@@ -33,6 +33,7 @@ from decoding.common import (
     start_search,
     trim_output,
 )
+from decoding.ensemble import Ensemble
 from transformer.model import Transformer
 
 
@@ -47,7 +48,7 @@ def gnmt_length_penalty(length: tf.Tensor | int, alpha: float) -> tf.Tensor:
 
 
 def beam_search(
-    model: Transformer,
+    model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     *,
     beam_size: int = 4,
@@ -66,7 +67,8 @@ def beam_search(
     inside ``tf.function`` (also with ``jit_compile=True``).
 
     Args:
-        model: a built :class:`~transformer.model.Transformer`.
+        model: a built :class:`~transformer.model.Transformer`, or an
+            :class:`~decoding.ensemble.Ensemble` of them.
         source_ids: ``(batch, source_len)`` int32 ids, padded with ``pad_id`` at the end.
         beam_size: hypotheses kept per sentence; a beam of 1 gives the greedy output.
         length_penalty: the GNMT ``alpha`` (0 = plain sum of log-probabilities), at least 0.

@@ -20,11 +20,12 @@ from decoding.common import (
     start_search,
     trim_output,
 )
+from decoding.ensemble import Ensemble
 from transformer.model import Transformer
 
 
 def greedy_search(
-    model: Transformer,
+    model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     *,
     max_length: int | None = None,
@@ -40,7 +41,8 @@ def greedy_search(
     fixed shapes and the loop stops once every sentence has emitted EOS or reached its limit.
 
     Args:
-        model: a built :class:`~transformer.model.Transformer`.
+        model: a built :class:`~transformer.model.Transformer`, or an
+            :class:`~decoding.ensemble.Ensemble` of them.
         source_ids: ``(batch, source_len)`` int32 ids, padded with ``pad_id`` at the end.
         max_length, max_length_ratio, max_length_offset: each sentence's output limit is
             ``min(max_length, round(ratio * source_length + offset))`` tokens (EOS included).

@@ -6,12 +6,13 @@ import tensorflow as tf
 
 from decoding.beam import beam_search
 from decoding.common import BOS_ID, EOS_ID, PAD_ID
+from decoding.ensemble import Ensemble
 from decoding.greedy import greedy_search
 from transformer.model import Transformer
 
 
 def decode(
-    model: Transformer,
+    model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     *,
     beam_size: int = 4,

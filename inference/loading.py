@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 
 import ml_collections
 import tensorflow as tf
 
 from data_pipeline import Tokenizer
+from decoding.ensemble import Ensemble
 from decoding.translator import Translator, translate_in_batches
 from training.checkpoints import model_variables
+from training.config import ConfigError
 from training.trainer import build_model
 from transformer import Transformer
 
@@ -73,16 +76,45 @@ def load_model(workdir: str, which: str = "best") -> tuple[Transformer, Tokenize
     return model, tokenizer, path
 
 
+def load_ensemble(workdirs: Sequence[str], which: str = "best") -> tuple[Ensemble, Tokenizer, str]:
+    """Returns ``(Ensemble of the work directories' models, the first's tokenizer, checkpoint
+    paths joined by ", ")``; raises a ConfigError when a tokenizer's pieces differ from the first's.
+    """
+    models, paths, pieces = [], [], None
+    for workdir in workdirs:
+        model, tokenizer, path = load_model(workdir, which)
+        workdir_pieces = tokenizer.id_to_piece(tf.range(tokenizer.vocab_size)).numpy().tolist()
+        if pieces is None:
+            first_tokenizer, pieces = tokenizer, workdir_pieces
+        elif workdir_pieces != pieces:
+            raise ConfigError(
+                f"{workdir}'s tokenizer differs from {workdirs[0]}'s, so their models cannot "
+                "decode together: ensemble runs trained with the same tokenizer settings on the "
+                "same data."
+            )
+        models.append(model)
+        paths.append(path)
+    return Ensemble(models), first_tokenizer, ", ".join(paths)
+
+
 def load_translator(
     workdir: str,
     which: str = "best",
     beam_size: int | None = None,
     length_penalty: float | None = None,
     jit_compile: bool | None = None,
+    ensemble: Sequence[str] = (),
 ) -> tuple[Translator, str]:
-    """A :class:`Translator` for a work directory; decoding options default to its config."""
+    """A :class:`Translator` for a work directory; decoding options default to its config.
+
+    ``ensemble``: more work directories whose models decode together with ``workdir``'s (each
+    at its ``which`` checkpoint; see :class:`~decoding.ensemble.Ensemble`).
+    """
     config = load_config(workdir)
-    model, tokenizer, path = load_model(workdir, which)
+    if ensemble:
+        model, tokenizer, path = load_ensemble([workdir, *ensemble], which)
+    else:
+        model, tokenizer, path = load_model(workdir, which)
     translator = Translator(
         model,
         tokenizer,

@@ -204,3 +204,15 @@ def test_bad_workdir_is_a_clear_error(tmp_path):
     assert "is not a training work directory" in completed.stderr
     assert "Traceback" not in completed.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_ensemble_errors_are_one_line(workdir, saved_model, workdir_with_another_tokenizer):
+    ensemble = f"--ensemble={workdir}"
+    for args, message in [
+        ([f"--workdir={workdir}", f"--ensemble={workdir_with_another_tokenizer}"], "differs"),
+        ([f"--saved_model={saved_model}", ensemble], "need --workdir"),
+        ([f"--workdir={workdir}", ensemble, "--plot_attention=a.png"], "drop --ensemble"),
+    ]:
+        completed = run_script("translate.py", *args, "--input=-", stdin="Ein Hund.\n")
+        assert completed.returncode != 0 and message in completed.stderr, completed.stderr
+        assert "Traceback" not in completed.stderr

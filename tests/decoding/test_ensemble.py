@@ -1,0 +1,85 @@
+"""Ensemble decoding: the log of the members' mean probabilities, each member with its own cache."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from decoding import BOS_ID, PAD_ID, Ensemble, beam_search, gnmt_length_penalty, greedy_search
+
+# Short limits keep the tests fast: round(1.0 * source_length + 4) tokens.
+LENGTHS = dict(max_length_ratio=1.0, max_length_offset=4)
+
+
+def mean_log_probs(models, sources, ids) -> np.ndarray:
+    """``log(mean_i softmax(model_i.decode(BOS + ids[:, :-1])))``, ``(batch, len, V)``:
+    teacher-forced, without a cache."""
+    ids = np.asarray(ids)
+    target_in = tf.constant(np.concatenate([np.full([len(ids), 1], BOS_ID), ids[:, :-1]], axis=1))
+    probabilities = [
+        tf.nn.softmax(model.decode(target_in, *model.encode(sources))) for model in models
+    ]
+    return np.log(np.mean(probabilities, axis=0))
+
+
+@pytest.fixture
+def two_models(make_model):
+    """Two members of different shapes and weights (the same vocabulary)."""
+    tf.keras.utils.set_random_seed(1)
+    first = make_model()
+    tf.keras.utils.set_random_seed(2)
+    second = make_model(eos_bias=1.0, d_model=32, num_layers=1)
+    return [first, second]
+
+
+def test_each_step_gives_the_log_of_the_members_mean_probabilities(two_models, sources):
+    ids = np.random.default_rng(1).integers(4, 30, size=(sources.shape[0], 5))
+    expected = mean_log_probs(two_models, sources, ids)
+    ensemble = Ensemble(two_models)
+    cache = ensemble.init_cache(*ensemble.encode(sources), max_length=5)
+    tokens = tf.fill([sources.shape[0]], BOS_ID)
+    for index in range(5):
+        log_probs, cache = ensemble.decode_step(tokens, tf.constant(index), cache)
+        np.testing.assert_allclose(log_probs.numpy(), expected[:, index], atol=1e-4)
+        tokens = tf.constant(ids[:, index], tf.int32)
+    # The members disagree, so their mean is neither one of them.
+    alone = mean_log_probs(two_models[:1], sources, ids)
+    assert np.abs(alone - expected).max() > 0.1
+
+
+def test_beam_search_scores_its_outputs_with_the_mean_distribution(two_models, sources):
+    ensemble = Ensemble(two_models)
+    ids, scores = beam_search(ensemble, sources, beam_size=3, length_penalty=0.6, **LENGTHS)
+    ids = ids.numpy()
+    log_probs = mean_log_probs(two_models, sources, ids)
+    token_log_probs = np.take_along_axis(log_probs, ids[..., np.newaxis], -1)[..., 0]
+    total = np.sum(np.where(ids != PAD_ID, token_log_probs, 0.0), axis=1)
+    lengths = np.sum(ids != PAD_ID, axis=1)
+    expected = total / gnmt_length_penalty(lengths, 0.6).numpy()
+    np.testing.assert_allclose(scores.numpy(), expected, atol=1e-4)
+    # Under XLA the ensemble searches the same way.
+    compiled = tf.function(
+        lambda source_ids: beam_search(ensemble, source_ids, beam_size=3, **LENGTHS)[0],
+        jit_compile=True,
+    )
+    eager_ids = beam_search(ensemble, sources, beam_size=3, **LENGTHS)[0]
+    np.testing.assert_array_equal(compiled(sources).numpy(), eager_ids.numpy())
+
+
+def test_an_ensemble_of_one_model_twice_decodes_as_the_model(make_model, sources):
+    model = make_model()
+    ensemble = Ensemble([model, model])
+    np.testing.assert_array_equal(
+        greedy_search(ensemble, sources, **LENGTHS).numpy(),
+        greedy_search(model, sources, **LENGTHS).numpy(),
+    )
+    ensemble_ids, ensemble_scores = beam_search(ensemble, sources, beam_size=3, **LENGTHS)
+    model_ids, model_scores = beam_search(model, sources, beam_size=3, **LENGTHS)
+    np.testing.assert_array_equal(ensemble_ids.numpy(), model_ids.numpy())
+    np.testing.assert_allclose(ensemble_scores.numpy(), model_scores.numpy(), atol=1e-5)
+
+
+def test_members_must_share_the_target_vocabulary(make_model):
+    with pytest.raises(ValueError, match="target_vocab_size"):
+        Ensemble([make_model(), make_model(target_vocab_size=31)])
+    with pytest.raises(ValueError, match="at least one model"):
+        Ensemble([])

@@ -80,21 +80,20 @@ def load_ensemble(workdirs: Sequence[str], which: str = "best") -> tuple[Ensembl
     """Returns ``(Ensemble of the work directories' models, the first's tokenizer, checkpoint
     paths joined by ", ")``; raises a ConfigError when a tokenizer's pieces differ from the first's.
     """
-    models, paths, pieces = [], [], None
-    for workdir in workdirs:
-        model, tokenizer, path = load_model(workdir, which)
-        workdir_pieces = tokenizer.id_to_piece(tf.range(tokenizer.vocab_size)).numpy().tolist()
-        if pieces is None:
-            first_tokenizer, pieces = tokenizer, workdir_pieces
-        elif workdir_pieces != pieces:
+    loaded = [load_model(workdir, which) for workdir in workdirs]  # (model, tokenizer, path)
+    models, tokenizers, paths = zip(*loaded, strict=True)
+    pieces = [
+        tokenizer.id_to_piece(tf.range(tokenizer.vocab_size)).numpy().tolist()
+        for tokenizer in tokenizers
+    ]
+    for workdir, workdir_pieces in zip(workdirs[1:], pieces[1:], strict=True):
+        if workdir_pieces != pieces[0]:
             raise ConfigError(
                 f"{workdir}'s tokenizer differs from {workdirs[0]}'s, so their models cannot "
                 "decode together: ensemble runs trained with the same tokenizer settings on the "
                 "same data."
             )
-        models.append(model)
-        paths.append(path)
-    return Ensemble(models), first_tokenizer, ", ".join(paths)
+    return Ensemble(models), tokenizers[0], ", ".join(paths)
 
 
 def load_translator(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import EOS_ID
+from decoding import BOS_ID, EOS_ID, PAD_ID, gnmt_length_penalty
 from transformer.model import Transformer
 
 SOURCE_VOCAB, TARGET_VOCAB = 40, 30
@@ -65,3 +65,38 @@ def count_decode_steps(monkeypatch):
         return calls
 
     return start
+
+
+def _mean_log_probs(models, sources, ids) -> np.ndarray:
+    """``log(mean_i softmax(model_i.decode(BOS + ids[:, :-1])))``, ``(batch, len, V)``:
+    teacher-forced, one full pass per model, no cache (one model: its log-softmax)."""
+    ids = np.asarray(ids)
+    target_in = tf.constant(np.concatenate([np.full([len(ids), 1], BOS_ID), ids[:, :-1]], axis=1))
+    log_probs = [
+        tf.nn.log_softmax(model.decode(target_in, *model.encode(sources))) for model in models
+    ]
+    return (tf.reduce_logsumexp(tf.stack(log_probs), axis=0) - np.log(len(models))).numpy()
+
+
+def _teacher_forced_scores(models, sources, ids, alpha: float = 0.6) -> np.ndarray:
+    """``sum(log p) / lp(length)`` of each row of ``ids`` under :func:`_mean_log_probs`."""
+    ids = np.asarray(ids)
+    token_log_probs = np.take_along_axis(
+        _mean_log_probs(models, sources, ids), ids[..., np.newaxis], -1
+    )[..., 0]
+    total = np.sum(np.where(ids != PAD_ID, token_log_probs, 0.0), axis=1)
+    return total / gnmt_length_penalty(np.sum(ids != PAD_ID, axis=1), alpha).numpy()
+
+
+@pytest.fixture
+def mean_log_probs():
+    """Returns ``mean(models, sources, ids) -> (batch, len, V)`` log-probabilities of the mean of
+    the models' teacher-forced distributions."""
+    return _mean_log_probs
+
+
+@pytest.fixture
+def teacher_forced_scores():
+    """Returns ``score(models, sources, ids, alpha=0.6) -> (batch,)``: each row's
+    ``sum(log p) / lp(length)`` under the models' mean distribution, without a cache."""
+    return _teacher_forced_scores

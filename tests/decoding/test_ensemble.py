@@ -4,21 +4,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import BOS_ID, PAD_ID, Ensemble, beam_search, gnmt_length_penalty, greedy_search
+from decoding import BOS_ID, Ensemble, beam_search, greedy_search
 
 # Short limits keep the tests fast: round(1.0 * source_length + 4) tokens.
 LENGTHS = dict(max_length_ratio=1.0, max_length_offset=4)
-
-
-def mean_log_probs(models, sources, ids) -> np.ndarray:
-    """``log(mean_i softmax(model_i.decode(BOS + ids[:, :-1])))``, ``(batch, len, V)``:
-    teacher-forced, without a cache."""
-    ids = np.asarray(ids)
-    target_in = tf.constant(np.concatenate([np.full([len(ids), 1], BOS_ID), ids[:, :-1]], axis=1))
-    probabilities = [
-        tf.nn.softmax(model.decode(target_in, *model.encode(sources))) for model in models
-    ]
-    return np.log(np.mean(probabilities, axis=0))
 
 
 @pytest.fixture
@@ -31,7 +20,9 @@ def two_models(make_model):
     return [first, second]
 
 
-def test_each_step_gives_the_log_of_the_members_mean_probabilities(two_models, sources):
+def test_each_step_gives_the_log_of_the_members_mean_probabilities(
+    two_models, sources, mean_log_probs
+):
     ids = np.random.default_rng(1).integers(4, 30, size=(sources.shape[0], 5))
     expected = mean_log_probs(two_models, sources, ids)
     ensemble = Ensemble(two_models)
@@ -46,23 +37,21 @@ def test_each_step_gives_the_log_of_the_members_mean_probabilities(two_models, s
     assert np.abs(alone - expected).max() > 0.1
 
 
-def test_beam_search_scores_its_outputs_with_the_mean_distribution(two_models, sources):
+def test_beam_search_scores_its_outputs_with_the_mean_distribution(
+    two_models, sources, teacher_forced_scores
+):
     ensemble = Ensemble(two_models)
     ids, scores = beam_search(ensemble, sources, beam_size=3, length_penalty=0.6, **LENGTHS)
-    ids = ids.numpy()
-    log_probs = mean_log_probs(two_models, sources, ids)
-    token_log_probs = np.take_along_axis(log_probs, ids[..., np.newaxis], -1)[..., 0]
-    total = np.sum(np.where(ids != PAD_ID, token_log_probs, 0.0), axis=1)
-    lengths = np.sum(ids != PAD_ID, axis=1)
-    expected = total / gnmt_length_penalty(lengths, 0.6).numpy()
+    expected = teacher_forced_scores(two_models, sources, ids.numpy(), alpha=0.6)
     np.testing.assert_allclose(scores.numpy(), expected, atol=1e-4)
     # Under XLA the ensemble searches the same way.
     compiled = tf.function(
-        lambda source_ids: beam_search(ensemble, source_ids, beam_size=3, **LENGTHS)[0],
+        lambda source_ids: beam_search(
+            ensemble, source_ids, beam_size=3, length_penalty=0.6, **LENGTHS
+        )[0],
         jit_compile=True,
     )
-    eager_ids = beam_search(ensemble, sources, beam_size=3, **LENGTHS)[0]
-    np.testing.assert_array_equal(compiled(sources).numpy(), eager_ids.numpy())
+    np.testing.assert_array_equal(compiled(sources).numpy(), ids.numpy())
 
 
 def test_an_ensemble_of_one_model_twice_decodes_as_the_model(make_model, sources):

@@ -20,7 +20,8 @@ against 1.518 at step 8,000), over a 10,000-piece vocabulary (15 % slower a step
 not fit the hour), over weight decay 0.1 / 0.2 (validation loss 1.458 / 1.423 against 1.499, but
 BLEU 42.15 / 42.24, at best 42.19 / 42.38 with length penalty 1.7 / 2.0: inside the noise, and
 up to 4 min slower), over float32 at 6,000 steps (40.24), dropout 0.1 at
-3,000 or 6,000 steps (39.31 / 39.29), a 6,000-piece vocabulary (39.44) and a 2.35 M-parameter model
+3,000 or 6,000 steps (39.31 / 39.29), a 6,000-piece vocabulary (39.44 at 3,000 steps; 42.19 at
+12,000, 54 min 52 s: inside the spread) and a 2.35 M-parameter model
 (38.29). 18,000 steps (83 min, beyond the hour) gain nothing on validation (42.14; validation
 loss 1.489 against 1.490-1.499); neither do 4 + 4 layers at 9,500 steps (53 min 30 s, 41.91) nor
 R-Drop at alpha 5 (behind when stopped at step 6,434). Concatenation augmentation

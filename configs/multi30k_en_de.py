@@ -7,9 +7,9 @@ bfloat16): 53 min 27 s of training (~7,450 target tokens/s), validation 42.32 av
 train.seed=1; with train.seed=2 and 3, 2026-11-25): 56 min 49 s / 53 min 59 s / 55 min 5 s /
 57 min 23 s, validation 42.06 / 41.71 / 42.09 / 42.49, test2016 40.70 / 40.54 / 39.97 / 40.71
 (lower-cased 41.16 / 40.96 / 40.36 / 41.11), so run-to-run noise is ~0.8 on validation and on
-test2016. On the
-first run: 41.95 best checkpoint; average of the last 8 / 10: 41.76 / 41.66; beam 6 / 8: 41.93 /
-41.85; length penalty 1.0 / 1.7 / 2.0: 41.62 / 42.03 / 41.96. It was chosen over the
+test2016. On the first run: 41.95 best checkpoint; average of the last 8 / 10: 41.76 / 41.66;
+beam 6 / 8: 41.93 / 41.85; length penalty 1.0 / 1.7 / 2.0: 41.62 / 42.03 / 41.96. It was chosen
+over the
 previous default, the same without sampling over 8,000 steps (validation 41.09, 45 min 32 s before
 the training speed-ups of benchmarks/train_step_parts.py), over the same with sampling at 8,000
 steps (41.36), with alpha 0.3 (41.14 at length penalty 2.0), with label smoothing 0.2 (40.98) or

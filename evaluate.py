@@ -11,24 +11,25 @@ from cli import define_translator_flags, run_main
 from inference.evaluation import evaluate_split
 from inference.loading import load_config
 
-_WORKDIR, load_translator = define_translator_flags()
+_TRANSLATOR = define_translator_flags()
 _SPLIT = flags.DEFINE_string("split", "test2016", "Split of the config's data set.")
 _DATA = flags.DEFINE_string("data", None, "Data set name (default: the config's data.name).")
 
 
 def main(argv: list[str]) -> None:
     del argv
-    config = load_config(_WORKDIR.value)
-    translator, checkpoint = load_translator()
+    workdir = _TRANSLATOR.workdir.value
+    config = load_config(workdir)
+    translator, checkpoint = _TRANSLATOR.load()
     print(
         f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {_SPLIT.value} "
-        f"(beam {translator.beam_size}, length penalty {translator.length_penalty})."
+        f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
     )
     result = evaluate_split(
         translator,
         _DATA.value or config.data.name,
         _SPLIT.value,
-        output_dir=f"{_WORKDIR.value}/eval" + ("/ensemble" if flags.FLAGS.ensemble else ""),
+        output_dir=f"{workdir}/eval" + ("/ensemble" if _TRANSLATOR.ensemble.value else ""),
         data_dir=config.data.data_dir or None,
     )
     print(result.report())

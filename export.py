@@ -9,13 +9,13 @@ from absl import flags
 from cli import define_translator_flags, run_main
 from inference.export import export_saved_model
 
-_WORKDIR, load_translator = define_translator_flags()
+_TRANSLATOR = define_translator_flags()
 _OUTPUT = flags.DEFINE_string("output", None, "SavedModel directory to write.", required=True)
 
 
 def main(argv: list[str]) -> None:
     del argv
-    translator, checkpoint = load_translator()
+    translator, checkpoint = _TRANSLATOR.load()
     path = export_saved_model(translator, _OUTPUT.value)
     print(
         f"Exported {checkpoint} (beam {translator.beam_size}) to {path}.\n"

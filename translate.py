@@ -13,9 +13,10 @@ import sys
 from absl import flags
 
 from cli import define_translator_flags, run_main
-from inference.loading import SavedModelTranslator
+from decoding import Translator
+from inference.export import SavedModelTranslator
 
-_WORKDIR, load_translator = define_translator_flags(workdir_required=False)
+_TRANSLATOR = define_translator_flags(workdir_required=False)
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Exported SavedModel directory.")
 _INPUT = flags.DEFINE_string("input", None, "File of sentences, one a line ('-': stdin).")
 _OUTPUT = flags.DEFINE_string("output", None, "File for the translations (default: stdout).")
@@ -34,18 +35,12 @@ def read_lines(path: str) -> list[str]:
     return data.decode("utf-8", errors="replace").splitlines()
 
 
-def warn_truncated(translator, sentences: list[str]) -> None:
-    limit = translator.max_source_length - 1
-    for number, length in enumerate(translator.source_lengths(sentences), 1):
-        if length > limit:
-            print(
-                f"warning: sentence {number} has {length} tokens; only the first {limit} are "
-                "translated.",
-                file=sys.stderr,
-            )
+def warn_truncated(translator: Translator, sentences: list[str]) -> None:
+    for warning in translator.truncation_warnings(sentences):
+        print(warning, file=sys.stderr)
 
 
-def interactive(translator) -> None:
+def interactive(translator: Translator) -> None:
     """Reads sentences until Ctrl-D, or Ctrl-C at any moment (also mid-translation): exit 0."""
     try:
         print("Type a sentence and press Enter (Ctrl-D or Ctrl-C to quit).", file=sys.stderr)
@@ -54,8 +49,7 @@ def interactive(translator) -> None:
                 line = input("> ")
             except EOFError:
                 break
-            if hasattr(translator, "source_lengths"):
-                warn_truncated(translator, [line])
+            warn_truncated(translator, [line])
             if _PLOT_ATTENTION.value:
                 from inference.attention_plot import plot_cross_attention
 
@@ -70,34 +64,28 @@ def interactive(translator) -> None:
 
 def main(argv: list[str]) -> None:
     del argv
-    if bool(_WORKDIR.value) == bool(_SAVED_MODEL.value):
+    if bool(_TRANSLATOR.workdir.value) == bool(_SAVED_MODEL.value):
         sys.exit(
             "error: give exactly one of --workdir (a training work directory) or "
             "--saved_model (an exported SavedModel)."
         )
     if _SAVED_MODEL.value:
-        if (
-            flags.FLAGS.beam_size
-            or flags.FLAGS.length_penalty is not None
-            or flags.FLAGS.ensemble
-            or _PLOT_ATTENTION.value
-        ):
+        given = _TRANSLATOR.model_flags_given() + ["--plot_attention"] * bool(_PLOT_ATTENTION.value)
+        if given:
             sys.exit(
-                "error: --beam_size, --length_penalty, --ensemble and --plot_attention need "
-                "--workdir; a SavedModel's models and decoding options are fixed when it is "
-                "exported."
+                f"error: {', '.join(given)} need --workdir; a SavedModel's models and decoding "
+                "options are fixed when it is exported."
             )
         translator = SavedModelTranslator(_SAVED_MODEL.value)
-    elif flags.FLAGS.ensemble and _PLOT_ATTENTION.value:
+    elif _TRANSLATOR.ensemble.value and _PLOT_ATTENTION.value:
         sys.exit("error: --plot_attention shows one model's attention; drop --ensemble.")
     else:
-        translator, _ = load_translator()
+        translator, _ = _TRANSLATOR.load()
     if _INPUT.value is None:
         interactive(translator)
         return
     sentences = read_lines(_INPUT.value)
-    if hasattr(translator, "source_lengths"):
-        warn_truncated(translator, sentences)
+    warn_truncated(translator, sentences)
     if _PLOT_ATTENTION.value and sentences:
         from inference.attention_plot import plot_cross_attention
 

@@ -13,29 +13,21 @@ ratio of the pipeline's target tokens/s to `--train_tokens_per_second` (the targ
 throughput, in non-padding target tokens). A ratio well above 1 means the input pipeline is not
 what limits training.
 
-Example:
+Command:
     MULTI30K_DIR=../shared/data/multi30k .venv/bin/python benchmarks/input_pipeline.py \\
-        --train_tokens_per_second=8000
+        [--train_tokens_per_second=8000] [--epochs=3] [--tokens_per_batch=4096]
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import sys
 import tempfile
-import time
-from pathlib import Path
 
+import harness
+import tensorflow as tf
 from absl import app, flags
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-import tensorflow as tf  # noqa: E402
-
-import data_pipeline as dp  # noqa: E402
+import data_pipeline as dp
 
 _DATASET = flags.DEFINE_string("dataset", "multi30k/de-en", "load_translation_splits name.")
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "TFDS data directory (default: TFDS's).")
@@ -47,12 +39,13 @@ _TOKENS = flags.DEFINE_integer("tokens_per_batch", 4096, "Token budget per batch
 _EPOCHS = flags.DEFINE_integer("epochs", 3, "Cached epochs to time.")
 _SEED = flags.DEFINE_integer("seed", 0, "Shuffle seed.")
 _TRAIN_TPS = flags.DEFINE_float(
-    "train_tokens_per_second", 8000.0,
+    "train_tokens_per_second",
+    8000.0,
     "Non-padding target tokens per second a training step consumes (target throughput).",
 )
 
 
-def _summary(batch):
+def _summary(batch: dict[str, tf.Tensor]) -> tuple[tf.Tensor, ...]:
     """Batch size, padded lengths and non-padding token counts of one batch."""
     b, s = tf.unstack(tf.shape(batch["source"]))
     t = tf.shape(batch["target_out"])[1]
@@ -62,6 +55,8 @@ def _summary(batch):
 
 @dataclasses.dataclass
 class Throughput:
+    """Counts and seconds of the timed passes over the batches."""
+
     seconds: float = 0.0
     batches: int = 0
     examples: int = 0
@@ -73,18 +68,22 @@ class Throughput:
 
     def add_epoch(self, batches: tf.data.Dataset) -> None:
         """Times one pass; the counting is done in-graph so it adds next to nothing."""
-        start = time.perf_counter()
-        for b, s, t, src_tokens, tgt_tokens in batches.map(_summary).as_numpy_iterator():
-            self.batches += 1
-            self.examples += b
-            self.padded_target_tokens += b * t
-            self.padded_source_tokens += b * s
-            self.target_tokens += tgt_tokens
-            self.source_tokens += src_tokens
-        self.epoch_seconds.append(time.perf_counter() - start)
-        self.seconds += self.epoch_seconds[-1]
+        _, seconds = harness.timed(
+            lambda: [self._add(*x) for x in batches.map(_summary).as_numpy_iterator()]
+        )
+        self.epoch_seconds.append(seconds)
+        self.seconds += seconds
+
+    def _add(self, b: int, s: int, t: int, src_tokens: int, tgt_tokens: int) -> None:
+        self.batches += 1
+        self.examples += b
+        self.padded_target_tokens += b * t
+        self.padded_source_tokens += b * s
+        self.target_tokens += tgt_tokens
+        self.source_tokens += src_tokens
 
     def row(self, name: str) -> str:
+        """One line of the table: rates, padding shares and the ratio to training."""
         s = self.seconds
         return (
             f"{name:<24} {self.examples / s:>12,.0f} {self.target_tokens / s:>14,.0f} "
@@ -95,24 +94,27 @@ class Throughput:
         )
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     del argv
-    tf.get_logger().setLevel("ERROR")
-    start = time.perf_counter()
-    train = dp.load_translation_splits(_DATASET.value, ["train"], data_dir=_DATA_DIR.value)["train"]
-    load_s = time.perf_counter() - start
+    harness.start(__doc__)
+    splits, load_s = harness.timed(
+        lambda: dp.load_translation_splits(_DATASET.value, ["train"], data_dir=_DATA_DIR.value)
+    )
+    train = splits["train"]
     with tempfile.TemporaryDirectory() as tmp:
         workdir = _WORKDIR.value or tmp
-        start = time.perf_counter()
-        tokenizer = dp.load_or_train_tokenizer(workdir, train, _VOCAB.value, _MODEL_TYPE.value)
-        tokenizer_s = time.perf_counter() - start
+        tokenizer, tokenizer_s = harness.timed(
+            lambda: dp.load_or_train_tokenizer(workdir, train, _VOCAB.value, _MODEL_TYPE.value)
+        )
         config = dict(
-            max_length=_MAX_LENGTH.value, tokens_per_batch=_TOKENS.value, shuffle=True,
+            max_length=_MAX_LENGTH.value,
+            tokens_per_batch=_TOKENS.value,
+            shuffle=True,
             seed=_SEED.value,
         )
-        start = time.perf_counter()
-        batches, stats = dp.make_batches_with_stats(train, tokenizer, cache=True, **config)
-        cold_s = time.perf_counter() - start
+        (batches, stats), cold_s = harness.timed(
+            lambda: dp.make_batches_with_stats(train, tokenizer, cache=True, **config)
+        )
         cached = Throughput()
         for _ in range(_EPOCHS.value):
             cached.add_epoch(batches)
@@ -122,34 +124,55 @@ def main(argv):
 
     print("\n=== Input pipeline benchmark ===")
     print(f"data set               : {_DATASET.value} train ({stats.total:,} pairs)")
-    print(f"tokenizer              : SentencePiece {tokenizer.model_type}, joint, vocab "
-          f"{tokenizer.vocab_size:,}")
-    print(f"make_batches           : max_length={_MAX_LENGTH.value} "
-          f"tokens_per_batch={_TOKENS.value} shuffle=True seed={_SEED.value} "
-          f"buckets={len(dp.default_bucket_boundaries(_MAX_LENGTH.value))} cache=True/False")
-    print(f"filtered               : {stats.dropped:,} of {stats.total:,} longer than "
-          f"max_length; kept {stats.kept:,} ({stats.kept_target_tokens:,} target tokens)")
-    print(f"machine                : {os.cpu_count()} CPU cores, TensorFlow {tf.__version__}")
+    print(
+        f"tokenizer              : SentencePiece {tokenizer.model_type}, joint, vocab "
+        f"{tokenizer.vocab_size:,}"
+    )
+    print(
+        f"make_batches           : max_length={_MAX_LENGTH.value} "
+        f"tokens_per_batch={_TOKENS.value} shuffle=True seed={_SEED.value} "
+        f"buckets={len(dp.default_bucket_boundaries(_MAX_LENGTH.value))} cache=True/False"
+    )
+    print(
+        f"filtered               : {stats.dropped:,} of {stats.total:,} longer than "
+        f"max_length; kept {stats.kept:,} ({stats.kept_target_tokens:,} target tokens)"
+    )
     print(f"load (TFDS)            : {load_s:.1f} s; tokenizer training: {tokenizer_s:.1f} s")
-    print(f"cold pass (read + tokenize + count + fill cache): {cold_s:.2f} s = "
-          f"{stats.total / cold_s:,.0f} examples/s, "
-          f"{stats.kept_target_tokens / cold_s:,.0f} target tokens/s")
-    print(f"\n{'':<24} {'examples/s':>12} {'tgt tokens/s':>14} {'padded tgt/s':>14} "
-          f"{'tgt pad':>8} {'src pad':>8} {'vs train':>9}")
+    print(
+        f"cold pass (read + tokenize + count + fill cache): {cold_s:.2f} s = "
+        f"{stats.total / cold_s:,.0f} examples/s, "
+        f"{stats.kept_target_tokens / cold_s:,.0f} target tokens/s"
+    )
+    print(
+        f"\n{'':<24} {'examples/s':>12} {'tgt tokens/s':>14} {'padded tgt/s':>14} "
+        f"{'tgt pad':>8} {'src pad':>8} {'vs train':>9}"
+    )
     print(cached.row(f"cached ({_EPOCHS.value} epochs)"))
     print(uncached.row("uncached (1 epoch)"))
-    print("epoch times (s)        : cached " + ", ".join(f"{x:.2f}" for x in cached.epoch_seconds)
-          + f"; uncached {uncached.seconds:.2f}")
-    print(f"batches per epoch: {cached.batches / _EPOCHS.value:,.0f}, mean batch "
-          f"{cached.examples / cached.batches:,.1f} examples, "
-          f"{cached.padded_target_tokens / cached.batches:,.0f} padded target tokens")
+    print(
+        "epoch times (s)        : cached "
+        + ", ".join(f"{x:.2f}" for x in cached.epoch_seconds)
+        + f"; uncached {uncached.seconds:.2f}"
+    )
+    print(
+        f"batches per epoch: {cached.batches / _EPOCHS.value:,.0f}, mean batch "
+        f"{cached.examples / cached.batches:,.1f} examples, "
+        f"{cached.padded_target_tokens / cached.batches:,.0f} padded target tokens"
+    )
     slowest = min(cached.target_tokens / cached.seconds, uncached.target_tokens / uncached.seconds)
     ratio = slowest / _TRAIN_TPS.value
-    print(f"training step consumes : {_TRAIN_TPS.value:,.0f} target tokens/s "
-          "(--train_tokens_per_second)")
-    print(f"pipeline / train       : {ratio:.1f}x (slowest of cached and uncached) -> "
-          + ("the input pipeline is not the bottleneck" if ratio >= 1 else
-             "THE INPUT PIPELINE WOULD LIMIT TRAINING"))
+    print(
+        f"training step consumes : {_TRAIN_TPS.value:,.0f} target tokens/s "
+        "(--train_tokens_per_second)"
+    )
+    print(
+        f"pipeline / train       : {ratio:.1f}x (slowest of cached and uncached) -> "
+        + (
+            "the input pipeline is not the bottleneck"
+            if ratio >= 1
+            else "THE INPUT PIPELINE WOULD LIMIT TRAINING"
+        )
+    )
 
 
 if __name__ == "__main__":

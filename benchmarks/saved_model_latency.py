@@ -11,60 +11,57 @@ warm-up pass over the same sentences (tracing; XLA compilations of a --jit_compi
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
-import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import harness
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (the SentencePiece ops of the graph)
+from absl import app, flags
 
-import tensorflow as tf  # noqa: E402
-import tensorflow_text  # noqa: E402, F401  (the SentencePiece ops of the graph)
+_SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Exported SavedModel.", required=True)
+_DATA = flags.DEFINE_string("data", "multi30k/de-en", "Data set the sentences come from.")
+_SPLIT = flags.DEFINE_string("split", "test2016", "Its split.")
+_SENTENCES = flags.DEFINE_integer("sentences", 200, "The first this many sentences are timed.")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--saved_model", required=True)
-    parser.add_argument("--data", default="multi30k/de-en")
-    parser.add_argument("--split", default="test2016")
-    parser.add_argument("--sentences", type=int, default=200)
-    args = parser.parse_args()
-
+def main(argv: list[str]) -> None:
+    del argv
+    harness.start(__doc__)
     from data_pipeline import load_translation_splits  # only to read the sentences
 
-    pairs = load_translation_splits(args.data, [args.split])[args.split]
-    sources = [s.decode() for s, _ in pairs.take(args.sentences).as_numpy_iterator()]
-    serve = tf.saved_model.load(args.saved_model).signatures["serving_default"]
+    pairs = load_translation_splits(_DATA.value, [_SPLIT.value])[_SPLIT.value]
+    sources = [s.decode() for s, _ in pairs.take(_SENTENCES.value).as_numpy_iterator()]
+    serve = tf.saved_model.load(_SAVED_MODEL.value).signatures["serving_default"]
+
+    def translate(sentences: list[str]) -> list[bytes]:
+        return list(serve(text=tf.constant(sentences))["translation"].numpy())
+
+    def batches_of_64() -> int:
+        """Translates ``sources`` in batches of 64; returns the output words."""
+        words = 0
+        for index in range(0, len(sources), 64):
+            words += sum(len(output.split()) for output in translate(sources[index : index + 64]))
+        return words
+
     # Warm-up: one untimed pass at batch 1 and at batch 64, as a server would have made; a
     # SavedModel exported with --jit_compile compiles each padded input shape here, once.
-    started = time.perf_counter()
-    for sentence in sources:
-        serve(text=tf.constant([sentence]))
-    for index in range(0, len(sources), 64):
-        serve(text=tf.constant(sources[index : index + 64]))
-    print(f"warm-up pass (batch 1 and 64): {time.perf_counter() - started:.1f} s")
+    _, seconds = harness.timed(lambda: ([translate([s]) for s in sources], batches_of_64()))
+    print(f"warm-up pass (batch 1 and 64): {seconds:.1f} s")
 
     latencies, words = [], 0
     for sentence in sources:
-        start = time.perf_counter()
-        output = serve(text=tf.constant([sentence]))["translation"].numpy()
-        latencies.append(time.perf_counter() - start)
+        output, seconds = harness.timed(lambda sentence=sentence: translate([sentence]))
+        latencies.append(seconds)
         words += len(output[0].split())
     total = sum(latencies)
     p90 = sorted(latencies)[int(0.9 * len(latencies))]
     print(
         f"RESULT batch 1: median {statistics.median(latencies) * 1e3:.1f} ms per sentence, "
         f"p90 {p90 * 1e3:.1f} ms; {len(sources) / total:.1f} sentences/s, "
-        f"{words / total:.0f} output words/s ({len(sources)} sentences of {args.data} "
-        f"{args.split})"
+        f"{words / total:.0f} output words/s ({len(sources)} sentences of {_DATA.value} "
+        f"{_SPLIT.value})"
     )
-    start, words = time.perf_counter(), 0
-    for index in range(0, len(sources), 64):
-        outputs = serve(text=tf.constant(sources[index : index + 64]))["translation"].numpy()
-        words += sum(len(o.split()) for o in outputs)
-    seconds = time.perf_counter() - start
+    words, seconds = harness.timed(batches_of_64)
     print(
         f"RESULT batch 64: {len(sources) / seconds:.1f} sentences/s, "
         f"{words / seconds:.0f} output words/s"
@@ -72,4 +69,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

@@ -11,39 +11,36 @@ own random generator, so the figures vary slightly from run to run.
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
+import harness
+import tensorflow as tf
+from absl import app, flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+_SPM_MODEL = flags.DEFINE_string("spm_model", None, "A workdir's spm.model.", required=True)
+_DATA = flags.DEFINE_string("data", "multi30k/en-de", "Data set (its language pair names sides).")
+_SPLIT = flags.DEFINE_string("split", "train", "Its split.")
+_ALPHAS = flags.DEFINE_list("alphas", ["0.2", "0.3", "0.5", "1.0"], "Sampling alphas to try.")
 
-import tensorflow as tf  # noqa: E402
 
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--spm_model", required=True, help="a workdir's spm.model")
-    parser.add_argument("--data", default="multi30k/en-de")
-    parser.add_argument("--split", default="train")
-    parser.add_argument("--alphas", default="0.2,0.3,0.5,1.0")
-    args = parser.parse_args()
-
+def main(argv: list[str]) -> None:
+    del argv
+    harness.start(__doc__)
     import data_pipeline as dp
 
-    tokenizer = dp.Tokenizer.from_file(args.spm_model)
+    tokenizer = dp.Tokenizer.from_file(_SPM_MODEL.value)
     sides: tuple[list[bytes], list[bytes]] = ([], [])
-    pairs = dp.load_translation_splits(args.data, [args.split])[args.split]
+    pairs = dp.load_translation_splits(_DATA.value, [_SPLIT.value])[_SPLIT.value]
     for sources, targets in pairs.batch(4096).as_numpy_iterator():
         sides[0].extend(sources)
         sides[1].extend(targets)
-    print(f"{args.data} {args.split}: {len(sides[0])} pairs; {args.spm_model}: "
-          f"{tokenizer.model_type}, {tokenizer.vocab_size} pieces")
-    for side, sentences in zip(args.data.split("/")[-1].split("-"), sides, strict=True):
+    print(
+        f"{_DATA.value} {_SPLIT.value}: {len(sides[0])} pairs; {_SPM_MODEL.value}: "
+        f"{tokenizer.model_type}, {tokenizer.vocab_size} pieces"
+    )
+    for side, sentences in zip(dp.language_pair(_DATA.value), sides, strict=True):
         strings = tf.constant(sentences)
         best = tokenizer.tokenize(strings).to_list()
         best_pieces = sum(map(len, best))
-        for alpha in (float(a) for a in args.alphas.split(",")):
+        for alpha in (float(a) for a in _ALPHAS.value):
             sampled = tokenizer.sampling(alpha).tokenize(strings).to_list()
             changed = sum(s != b for s, b in zip(sampled, best, strict=True))
             print(
@@ -54,4 +51,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

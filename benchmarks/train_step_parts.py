@@ -2,40 +2,41 @@
 each of ours added in turn, timed side by side in one run.
 
     .venv/bin/python benchmarks/train_step_parts.py [--precision=mixed_bfloat16] [--rounds=8]
+        [--steps=4] [--size=small]
 
 Variants, each adding one change to the previous:
   keras_pieces   keras.layers.Dropout, keras.layers.LayerNormalization, the loss not compiled
   +byte_dropout  transformer.dropout.Dropout (one random byte per element)
   +layer_norm    transformer.normalization.LayerNormalization (closed-form gradient)
   +xla_loss      the label-smoothed loss compiled by XLA: the code as it is
-Every variant trains the same "small" model as benchmarks/train_throughput.py (d 256, 4 heads,
-d_ff 1024, 3+3 layers, vocab 8000, dropout 0.1) on the same synthetic 128 x 24/24 batch. The
-rounds interleave the variants (4 steps each per round) so that host noise hits them alike;
-printed: the median step time, target tokens/s and the speed-up over keras_pieces.
+Every variant trains the same model as benchmarks/train_throughput.py (``--size``; small: d 256,
+4 heads, d_ff 1024, 3+3 layers, vocab 8000, dropout 0.1) on the same synthetic batch (small:
+128 x 24/24 tokens) with the same step. The rounds interleave the variants (``--steps`` steps
+each per round) so that host noise hits them alike; printed: the median step time, target
+tokens/s and the speed-up over keras_pieces.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
-import sys
-import time
+from collections.abc import Callable
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import harness
+import keras
+from absl import app, flags
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import training.step
+import transformer.attention
+import transformer.layers
+import transformer.model
+from training.loss import label_smoothed_loss
+from transformer.dropout import Dropout
+from transformer.normalization import LayerNormalization
 
-import training.step  # noqa: E402
-import transformer.attention  # noqa: E402
-import transformer.layers  # noqa: E402
-import transformer.model  # noqa: E402
-from benchmarks.train_throughput import SMALL, build, synthetic_batch  # noqa: E402
-from training.loss import label_smoothed_loss  # noqa: E402
-from transformer.dropout import Dropout  # noqa: E402
-from transformer.normalization import LayerNormalization  # noqa: E402
+_PRECISION = flags.DEFINE_string("precision", "mixed_bfloat16", "Keras precision policy.")
+_ROUNDS = flags.DEFINE_integer("rounds", 8, "Interleaved rounds (median over them).")
+_STEPS = flags.DEFINE_integer("steps", 4, "Steps per variant per round.")
+_SIZE = harness.define_size_flag()
 
 # The modules whose `Dropout` and `LayerNormalization` the model's layers look up when built.
 DROPOUT_USERS = [transformer.attention, transformer.layers, transformer.model]
@@ -49,7 +50,9 @@ VARIANTS = {
 }
 
 
-def make_step(dropout_class, norm_class, compiled_loss: bool, batch: dict):
+def make_step(
+    shape: harness.Shape, dropout_class: type, norm_class: type, compiled_loss: bool, batch: dict
+) -> Callable[[dict], tuple]:
     """Builds the model and its tf.function step with the given pieces, and warms it up."""
     for module in DROPOUT_USERS:
         module.Dropout = dropout_class
@@ -60,10 +63,8 @@ def make_step(dropout_class, norm_class, compiled_loss: bool, batch: dict):
     )
     try:
         keras.utils.set_random_seed(0)
-        model = build("ours", SMALL)
-        optimizer = keras.optimizers.Adam(1e-4, beta_2=0.98, epsilon=1e-9)
-        step = tf.function(training.step.make_replica_step(model, optimizer, 0.1))
-        for _ in range(2):
+        step = harness.make_train_step(harness.build_transformer(shape))
+        for _ in range(2):  # tracing happens here, with the pieces above
             float(step(batch)[0])
     finally:
         for module in DROPOUT_USERS:
@@ -74,37 +75,33 @@ def make_step(dropout_class, norm_class, compiled_loss: bool, batch: dict):
     return step
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--precision", default="mixed_bfloat16")
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=4, help="steps per variant per round")
-    args = parser.parse_args()
-    print(
-        f"TensorFlow {tf.__version__}, Keras {keras.__version__}, {os.cpu_count()} CPU cores, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {args.precision}, "
-        f"{args.rounds} rounds x {args.steps} steps per variant"
+def main(argv: list[str]) -> None:
+    del argv
+    harness.start(__doc__)
+    shape = harness.SHAPES[_SIZE.value]
+    harness.print_config(
+        "model", {"shape": shape.describe(), "batch": f"{shape.batch} x {shape.target_len}"}
     )
-    keras.mixed_precision.set_global_policy(args.precision)
-    batch = synthetic_batch(SMALL)
-    steps = {name: make_step(*pieces, batch) for name, pieces in VARIANTS.items()}
-    seconds = {name: [] for name in steps}
-    for _ in range(args.rounds):
-        for name, step in steps.items():
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                result = step(batch)
-            float(result[0])
-            seconds[name].append((time.perf_counter() - start) / args.steps)
-    tokens = SMALL["batch"] * SMALL["target_len"]
-    baseline = statistics.median(seconds["keras_pieces"])
-    for name, times in seconds.items():
-        median = statistics.median(times)
+    keras.mixed_precision.set_global_policy(_PRECISION.value)
+    batch = harness.synthetic_batch(shape)
+    steps = {name: make_step(shape, *pieces, batch) for name, pieces in VARIANTS.items()}
+
+    def run_steps(step: Callable[[dict], tuple]) -> None:
+        for _ in range(_STEPS.value):
+            result = step(batch)
+        float(result[0])
+
+    seconds = harness.time_round_robin(
+        {name: lambda step=step: run_steps(step) for name, step in steps.items()}, _ROUNDS.value
+    )
+    tokens = shape.batch * shape.target_len
+    medians = {name: statistics.median(times) / _STEPS.value for name, times in seconds.items()}
+    for name, median in medians.items():
         print(
             f"RESULT {name:14s} step {median * 1e3:6.1f} ms  {tokens / median:6.0f} target tok/s  "
-            f"speed-up {baseline / median:.2f}"
+            f"speed-up {medians['keras_pieces'] / median:.2f}"
         )
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

@@ -1,72 +1,49 @@
-"""Training throughput: our Transformer against a Keras-MultiHeadAttention model of one shape.
+"""Training throughput (target tokens/s, MFU) of our Transformer against a Keras-MHA model.
 
     .venv/bin/python benchmarks/train_throughput.py [--precisions=float32,mixed_bfloat16]
+        [--repetitions=5] [--steps=5] [--jit_compile] [--size=small] [--peers=tf,torch]
         [--multi30k]    # also real Multi30k batches of configs/multi30k_de_en.py (needs data)
 
-Prints, in one run: the fp32/bf16 matmul peak measured here; target tokens/s and model-FLOPs
-utilisation (MFU) of our model and of the Keras-MHA model (the TensorFlow tutorial's design,
-written below) on the synthetic "small" batch (d 256, 4 heads, d_ff 1024, 3+3 layers, vocab 8000,
-batch 128 x 24/24 tokens, no padding), in each precision, with the ratio ours/Keras; with
-``--multi30k``, useful (non-padding) target tokens/s and the padding share on real batches.
-Both models train with the same step (label-smoothed loss, Adam) in ``tf.function``.
+Prints, in one run: the fp32/bf16 matmul peak measured here (2048^2 matmuls); target tokens/s
+and model-FLOPs utilisation (MFU, against that fp32 peak) of our model and of the Keras-MHA model
+(the TensorFlow tutorial's design around ``keras.layers.MultiHeadAttention``, written below) on
+the synthetic batch of ``--size`` (small: d 256, 4 heads, d_ff 1024, 3+3 layers, vocab 8000,
+batch 128 x 24/24 tokens, no padding), in each precision, with the ratio ours/Keras. Both models
+train with the same step (label-smoothed loss, Adam) in ``tf.function``; each figure is the
+median of ``--repetitions`` repetitions of ``--steps`` steps after one untimed repetition.
+
+With ``--peers`` it runs the peers' training scripts (``../shared/peers``: ``tf_train.py``, the
+tutorial model with its own step; ``torch_train.py``, PyTorch ``nn.Transformer``) on the same
+size, precision and machine, and prints our ratio to each. With ``--multi30k``, useful
+(non-padding) target tokens/s and the padding share on real batches.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import sys
 import tempfile
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import harness
+import keras
+import tensorflow as tf
+from absl import app, flags
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+from transformer import positional_encoding
 
-from training.step import make_replica_step  # noqa: E402
-from transformer import Transformer, positional_encoding  # noqa: E402
-
-SMALL = dict(
-    d_model=256,
-    num_heads=4,
-    d_ff=1024,
-    num_layers=3,
-    vocab=8000,
-    batch=128,
-    source_len=24,
-    target_len=24,
+_PRECISIONS = flags.DEFINE_list(
+    "precisions", ["float32", "mixed_bfloat16"], "Keras precision policies to time, in turn."
 )
+_REPETITIONS = flags.DEFINE_integer("repetitions", 5, "Timed repetitions (median).")
+_STEPS = flags.DEFINE_integer("steps", 5, "Steps per timed repetition.")
+_JIT_COMPILE = flags.DEFINE_boolean("jit_compile", False, "Compile the whole step with XLA.")
+_MULTI30K = flags.DEFINE_boolean("multi30k", False, "Also time real Multi30k batches.")
+_SIZE = harness.define_size_flag()
+_PEERS = harness.define_peers_flag(["tf", "torch"], [])
 
-
-def matmul_params(shape: dict) -> int:
-    """Matmul weights touched once per token: encoder 4d^2 + 2d*d_ff per layer, decoder
-    8d^2 + 2d*d_ff per layer, plus the tied d*V output projection."""
-    d, f, layers = shape["d_model"], shape["d_ff"], shape["num_layers"]
-    return layers * (4 * d * d + 2 * d * f) + layers * (8 * d * d + 2 * d * f) + d * shape["vocab"]
-
-
-def train_flops_per_target_token(shape: dict) -> float:
-    """6N (forward + backward matmuls, source length = target length) plus the attention score
-    and value products (forward 4 * context * d per token per attention block, x3)."""
-    d, layers = shape["d_model"], shape["num_layers"]
-    s, t = shape["source_len"], shape["target_len"]
-    attention_forward = layers * 4 * s * d * s + layers * (4 * t * d * t + 4 * s * d * t)
-    return 6 * matmul_params(shape) + 3 * attention_forward / t
-
-
-def median_seconds(fn, repetitions: int, warmup: int = 1) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+# (precision, jit_compile) -> the peers' --mode for the same training.
+PEER_MODES = {
+    "tf": {("float32", False): "fp32", ("float32", True): "xla", ("mixed_bfloat16", False): "bf16"},
+    "torch": {("float32", False): "eager", ("mixed_bfloat16", False): "bf16"},
+}
 
 
 def matmul_peak(dtype: tf.DType) -> float:
@@ -80,17 +57,19 @@ def matmul_peak(dtype: tf.DType) -> float:
             x = tf.matmul(x, a)
         return x
 
-    seconds = median_seconds(lambda: chain(a).numpy(), 5)
+    seconds = harness.median_seconds(lambda: chain(a).numpy(), 5)
     return 10 * 2 * 2048**3 / seconds / 1e9
 
 
 class KerasPositionalEmbedding(keras.layers.Layer):
+    """Scaled embedding plus sinusoidal positions."""
+
     def __init__(self, vocab: int, d_model: int) -> None:
         super().__init__()
         self.d_model = d_model
         self.embedding = keras.layers.Embedding(vocab, d_model)
 
-    def call(self, ids):
+    def call(self, ids: tf.Tensor) -> tf.Tensor:
         x = self.embedding(ids) * tf.cast(self.d_model**0.5, self.compute_dtype)
         return x + positional_encoding(tf.range(tf.shape(ids)[1]), self.d_model, self.compute_dtype)
 
@@ -108,7 +87,7 @@ class KerasBlock(keras.layers.Layer):
         self.output_dense = keras.layers.Dense(d_model)
         self.dropout = keras.layers.Dropout(0.1)
 
-    def call(self, x, memory=None, training=False):
+    def call(self, x: tf.Tensor, memory: tf.Tensor | None = None, training: bool = False):
         y = self.self_attention(
             x, x, x, use_causal_mask=self.cross_attention is not None, training=training
         )
@@ -124,16 +103,15 @@ class KerasMHATransformer(keras.Model):
     """The TensorFlow tutorial's Transformer design (keras.layers.MultiHeadAttention), with
     key_dim = d_model / heads and one embedding shared by encoder, decoder and output."""
 
-    def __init__(
-        self, d_model: int, num_heads: int, d_ff: int, num_layers: int, vocab: int
-    ) -> None:
+    def __init__(self, shape: harness.Shape) -> None:
         super().__init__()
-        self.embed = KerasPositionalEmbedding(vocab, d_model)
-        self.encoder = [KerasBlock(d_model, num_heads, d_ff, False) for _ in range(num_layers)]
-        self.decoder = [KerasBlock(d_model, num_heads, d_ff, True) for _ in range(num_layers)]
+        d_model, heads, d_ff = shape.d_model, shape.num_heads, shape.d_ff
+        self.embed = KerasPositionalEmbedding(shape.vocab, d_model)
+        self.encoder = [KerasBlock(d_model, heads, d_ff, False) for _ in range(shape.num_layers)]
+        self.decoder = [KerasBlock(d_model, heads, d_ff, True) for _ in range(shape.num_layers)]
         self.dropout = keras.layers.Dropout(0.1)
 
-    def call(self, inputs, training=False):
+    def call(self, inputs: tuple[tf.Tensor, tf.Tensor], training: bool = False) -> tf.Tensor:
         source, target = inputs
         memory = self.dropout(self.embed(source), training=training)
         for layer in self.encoder:
@@ -145,73 +123,60 @@ class KerasMHATransformer(keras.Model):
         return tf.cast(tf.tensordot(x, matrix, [[-1], [1]]), tf.float32)
 
 
-def synthetic_batch(shape: dict) -> dict:
-    rng = np.random.default_rng(0)
+def step_seconds(model: keras.Model, batches: list[dict], steps_per_repetition: int) -> float:
+    """Median seconds per training step, over ``--repetitions`` after one untimed repetition."""
+    step = harness.make_train_step(model, _JIT_COMPILE.value)
 
-    def ids(length):
-        return tf.constant(rng.integers(4, shape["vocab"], [shape["batch"], length]), tf.int32)
-
-    target = ids(shape["target_len"] + 1)
-    return {
-        "source": ids(shape["source_len"]),
-        "target_in": target[:, :-1],
-        "target_out": target[:, 1:],
-    }
-
-
-def build(kind: str, shape: dict) -> keras.Model:
-    if kind == "ours":
-        return Transformer(
-            source_vocab_size=shape["vocab"],
-            num_layers=shape["num_layers"],
-            d_model=shape["d_model"],
-            num_heads=shape["num_heads"],
-            d_ff=shape["d_ff"],
-            dropout=0.1,
-        )
-    return KerasMHATransformer(
-        shape["d_model"], shape["num_heads"], shape["d_ff"], shape["num_layers"], shape["vocab"]
-    )
-
-
-def step_seconds(
-    model: keras.Model,
-    batches: list[dict],
-    jit_compile: bool,
-    repetitions: int,
-    steps_per_repetition: int,
-) -> float:
-    optimizer = keras.optimizers.Adam(1e-4, beta_2=0.98, epsilon=1e-9)
-    step = tf.function(
-        make_replica_step(model, optimizer, 0.1), jit_compile=jit_compile, reduce_retracing=True
-    )
-
-    def repetition():
+    def repetition() -> None:
         for index in range(steps_per_repetition):
             result = step(batches[index % len(batches)])
         float(result[0])
 
-    return median_seconds(repetition, repetitions) / steps_per_repetition
+    return harness.median_seconds(repetition, _REPETITIONS.value) / steps_per_repetition
 
 
-def synthetic(args, fp32_peak: float) -> None:
-    shape, flops = SMALL, train_flops_per_target_token(SMALL)
-    batch = synthetic_batch(shape)
-    tokens = shape["batch"] * shape["target_len"]
-    print(
-        f"\n== synthetic 'small' batch: {shape}\n   N = {matmul_params(shape) / 1e6:.2f} M "
-        f"matmul weights, {flops / 1e6:.2f} MFLOP per target token (6N + attention); "
-        f"jit_compile={args.jit_compile}, {args.repetitions} repetitions x "
-        f"{args.steps} steps, median"
+def run_peers(shape: harness.Shape, precision: str, fp32_peak: float) -> dict[str, float]:
+    """``{peer: target tok/s}`` of the peers' training scripts run now in ``precision``."""
+    figures = {}
+    scripts = {"tf": ("tf_train.py", "tensorflow"), "torch": ("torch_train.py", "torch")}
+    for peer in _PEERS.value:
+        mode = PEER_MODES[peer].get((precision, _JIT_COMPILE.value))
+        script, module = scripts[peer]
+        if mode is None:
+            print(f"peer {script}: no mode for {precision} with jit_compile={_JIT_COMPILE.value}")
+            continue
+        arguments = ["--size", shape.name, "--mode", mode, "--steps", str(_STEPS.value)]
+        arguments += ["--reps", str(_REPETITIONS.value), "--peak", f"{fp32_peak:.0f}"]
+        results = harness.run_peer(script, arguments, module, shape.name)
+        tag = f"{peer} {shape.name} {mode}"  # the peer's RESULT line, e.g. "tf small fp32"
+        if results and tag in results:
+            figures[f"{peer} {mode}"] = results[tag]
+    return figures
+
+
+def synthetic(shape: harness.Shape, fp32_peak: float) -> None:
+    """Target tokens/s and MFU of ours and of the Keras-MHA model (and the peers) per precision."""
+    flops = shape.train_flops_per_target_token()
+    batch = harness.synthetic_batch(shape)
+    tokens = shape.batch * shape.target_len
+    harness.print_config(
+        "\nsynthetic batch",
+        {
+            "shape": shape.describe(),
+            "batch": f"{shape.batch} x {shape.source_len}/{shape.target_len} tokens",
+            "N": f"{shape.matmul_params() / 1e6:.2f} M matmul weights",
+            "FLOPs": f"{flops / 1e6:.2f} M per target token (6N + attention)",
+        },
     )
-    for precision in args.precisions.split(","):
+    for precision in _PRECISIONS.value:
         keras.mixed_precision.set_global_policy(precision)
         figures = {}
         for kind in ("ours", "keras_mha"):
             keras.utils.set_random_seed(0)
-            seconds = step_seconds(
-                build(kind, shape), [batch], args.jit_compile, args.repetitions, args.steps
+            model = (
+                harness.build_transformer(shape) if kind == "ours" else KerasMHATransformer(shape)
             )
+            seconds = step_seconds(model, [batch], _STEPS.value)
             figures[kind] = tokens / seconds
             mfu = 100 * figures[kind] * flops / (fp32_peak * 1e9)
             print(
@@ -221,36 +186,32 @@ def synthetic(args, fp32_peak: float) -> None:
             )
         ratio = figures["ours"] / figures["keras_mha"]
         print(f"RESULT {precision:15s} ratio ours/keras_mha {ratio:.2f}")
+        keras.mixed_precision.set_global_policy("float32")
+        for peer, speed in run_peers(shape, precision, fp32_peak).items():
+            print(f"RESULT {precision:15s} ratio ours/peer {peer} {figures['ours'] / speed:.2f}")
     keras.mixed_precision.set_global_policy("float32")
 
 
-def multi30k(args) -> None:
-    import data_pipeline
+def multi30k() -> None:
+    """Useful target tokens/s on the De->En config's real batches, made as training makes them."""
     from configs import multi30k_de_en
-    from training.trainer import build_model, load_data
+    from training.builders import build_model
+    from training.data import load_data, training_batches
 
     config = multi30k_de_en.get_config()
-    precision = args.precisions.split(",")[-1]
+    precision = _PRECISIONS.value[-1]
     config.train.precision = precision
     with tempfile.TemporaryDirectory() as workdir:
         pairs, tokenizer = load_data(config, workdir, [])
-        batches_ds = data_pipeline.make_batches(
-            pairs["train"],
-            tokenizer,
-            max_length=config.data.max_length,
-            tokens_per_batch=config.data.tokens_per_batch,
-            shuffle=True,
-            seed=0,
-            repeat=True,
-        )
-        batches = list(batches_ds.take(args.steps * 4).as_numpy_iterator())
+        batches_ds = training_batches(config, pairs[config.data.train_split], tokenizer)
+        batches = list(batches_ds.take(_STEPS.value * 4).as_numpy_iterator())
     computed = sum(b["target_out"].size for b in batches)
     useful = sum(int((b["target_out"] != 0).sum()) for b in batches)
     keras.mixed_precision.set_global_policy(precision)
     keras.utils.set_random_seed(0)
     model = build_model(config, tokenizer.vocab_size)
     tensors = [{k: tf.constant(v) for k, v in b.items()} for b in batches]
-    seconds = step_seconds(model, tensors, args.jit_compile, args.repetitions, len(tensors))
+    seconds = step_seconds(model, tensors, len(tensors))
     print(
         f"\n== Multi30k de-en batches of configs/multi30k_de_en.py ({precision}, "
         f"tokens_per_batch {config.data.tokens_per_batch}, {len(batches)} batches)"
@@ -263,27 +224,18 @@ def multi30k(args) -> None:
     keras.mixed_precision.set_global_policy("float32")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--precisions", default="float32,mixed_bfloat16")
-    parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=5, help="steps per timed repetition")
-    parser.add_argument("--jit_compile", action="store_true")
-    parser.add_argument("--multi30k", action="store_true")
-    args = parser.parse_args()
-    print(
-        f"TensorFlow {tf.__version__}, Keras {keras.__version__}, "
-        f"{os.cpu_count()} CPU cores, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-    )
+def main(argv: list[str]) -> None:
+    del argv
+    harness.start(__doc__)
     fp32_peak, bf16_peak = matmul_peak(tf.float32), matmul_peak(tf.bfloat16)
     print(
         f"RESULT matmul peak (2048^2, tf.function): fp32 {fp32_peak:.0f} GFLOP/s, "
         f"bf16 {bf16_peak:.0f} GFLOP/s"
     )
-    synthetic(args, fp32_peak)
-    if args.multi30k:
-        multi30k(args)
+    synthetic(harness.SHAPES[_SIZE.value], fp32_peak)
+    if _MULTI30K.value:
+        multi30k()
 
 
 if __name__ == "__main__":
-    main()
+    app.run(main)

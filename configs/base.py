@@ -7,6 +7,8 @@ The returned ConfigDict is locked, so a misspelt key in a config file or on the 
 
 import ml_collections
 
+from decoding.options import SearchOptions
+
 
 def get_config() -> ml_collections.ConfigDict:
     config = ml_collections.ConfigDict()
@@ -20,13 +22,6 @@ def get_config() -> ml_collections.ConfigDict:
     config.data.max_length = 128  # longest kept example in tokens (incl. BOS/EOS); longer: counted
     config.data.tokens_per_batch = 4096  # batch * padded length <= this, source and target
     config.data.shuffle_seed = 0
-    # Concatenation augmentation: this share of the training pairs also appears joined with a
-    # random partner pair, new partners every epoch (data_pipeline/augment.py); 0: off.
-    config.data.concat_ratio = 0.0
-    # Bidirectional training (BiT, Ding et al., 2021): the first this many steps train on every
-    # pair in both directions (source -> target and target -> source, no tags), the rest on
-    # source -> target only; 0: off.
-    config.data.bidirectional_steps = 0
     # More training pairs: comma-separated data set names (same forms as data.name) whose
     # data.train_split joins the training pairs, e.g. "multi30k/fr-de" beside "multi30k/en-de"
     # (many-to-one: the target language stays, so no tags are needed); "": none.
@@ -38,9 +33,6 @@ def get_config() -> ml_collections.ConfigDict:
     # Subword regularisation: > 0 samples a new segmentation of every training sentence on every
     # epoch, with this alpha (unigram only; see data_pipeline/tokenizer.py); 0: the best one.
     config.tokenizer.sampling_alpha = 0.0
-    # With sampling: False samples the source side only, so the decoder learns one segmentation
-    # of the target (the one beam search scores) while the encoder still sees many.
-    config.tokenizer.sample_target = True
 
     config.model = ml_collections.ConfigDict()
     config.model.num_layers = 3  # encoder layers
@@ -53,7 +45,6 @@ def get_config() -> ml_collections.ConfigDict:
     # model.dropout rate. fairseq's transformer configs set both to 0.
     config.model.attention_dropout = ml_collections.config_dict.placeholder(float)
     config.model.activation_dropout = ml_collections.config_dict.placeholder(float)
-    config.model.token_dropout = 0.0  # share of input tokens whose embedding is zeroed (training)
     config.model.shared_embeddings = "all"  # "all" | "target" | "none"
     config.model.norm_first = False  # post-norm as in the paper
 
@@ -70,11 +61,6 @@ def get_config() -> ml_collections.ConfigDict:
     # Decoupled weight decay (AdamW, Loshchilov & Hutter): each step multiplies the weight matrices
     # and embeddings by (1 - learning_rate * weight_decay); biases and layer norms are not decayed.
     config.train.weight_decay = 0.0  # 0: plain Adam
-    # R-Drop (Liang et al., 2021): > 0 runs every pair twice, under two dropout masks, and adds
-    # this weight times the symmetric KL between the two predictions (training/step.py). Twice
-    # the work per pair: halve data.tokens_per_batch for about the time per step (~15 % more
-    # measured on the En->De default, README). 0: off.
-    config.train.rdrop_alpha = 0.0
     config.train.seed = 0
     config.train.precision = "float32"  # "float32" | "mixed_bfloat16" | "mixed_float16"
     config.train.jit_compile = False
@@ -86,15 +72,17 @@ def get_config() -> ml_collections.ConfigDict:
     config.train.eval_every = 1000
     config.train.eval_max_sentences = 500  # validation BLEU on the first N sentences (bounded time)
 
+    # Search defaults come from decoding.SearchOptions, where each is defined once.
     config.decode = ml_collections.ConfigDict()
-    config.decode.beam_size = 4
-    config.decode.length_penalty = 0.6  # GNMT alpha
+    config.decode.beam_size = SearchOptions.beam_size
+    config.decode.length_penalty = SearchOptions.length_penalty  # GNMT alpha
     # The search compiled by XLA (translate.py, evaluate.py, the SavedModel; not validation during
     # training): one compilation per padded input shape (seconds), then much less time per call
-    # (benchmarks/saved_model_latency.py: faster for a single sentence; see the README).
+    # (benchmarks/saved_model_latency.py: faster for a single sentence; see docs/PERFORMANCE.md).
     config.decode.jit_compile = True
-    config.decode.max_length_ratio = 1.5  # output length <= ratio * source length + offset
-    config.decode.max_length_offset = 10
+    # Output length <= ratio * source length + offset.
+    config.decode.max_length_ratio = SearchOptions.max_length_ratio
+    config.decode.max_length_offset = SearchOptions.max_length_offset
 
     config.lock()
     return config

@@ -1,4 +1,9 @@
-"""The TensorFlow tutorial's data set, TED talks Portuguese -> English (downloads it)."""
+"""The TensorFlow tutorial's data set, TED talks Portuguese -> English (downloads it).
+
+The tutorial's model size (4+4 layers, d_model 128, 8 heads, d_ff 512), 20,000 steps with the
+paper's inverse-square-root schedule. Not trained in this repository: no measured result
+(docs/RESULTS.md records Multi30k only).
+"""
 
 from configs import base
 

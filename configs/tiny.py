@@ -1,4 +1,7 @@
-"""A few-minute smoke run (used by the tests): a tiny model on Multi30k de-en."""
+"""A few-minute smoke run (used by the tests): a tiny model on Multi30k de-en.
+
+1+1 layers of width 32, 60 steps: it checks that everything runs; its BLEU means nothing.
+"""
 
 from configs import base
 

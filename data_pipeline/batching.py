@@ -6,13 +6,13 @@ Each batch is a dict of int32 tensors padded with `PAD_ID`:
 * `target_in`  [B, T]: BOS followed by the target ids (decoder input);
 * `target_out` [B, T]: the target ids followed by EOS (what the decoder must predict).
 
-Pipeline: optional concatenated pairs (`data_pipeline.augment`) -> parallel tokenization of
-batches of 1,024 pairs -> `cache()` of the tokenized batches -> length filter (per batch) ->
-unbatch -> seeded `shuffle` -> optional `repeat` -> `bucket_by_sequence_length` (ragged batches)
--> pad each batch to its longest example -> `prefetch`. With a sampling tokenizer (subword
-regularisation, `Tokenizer.sampling`) or concatenation nothing is cached: every pass reads and
-tokenizes the strings anew, so each epoch sees new segmentations and partners; the filtering
-counts then come from the first pass.
+Pipeline: parallel tokenization of batches of 1,024 pairs -> `cache()` of the tokenized batches
+-> length filter (per batch) -> unbatch -> seeded `shuffle` -> optional `repeat` ->
+`bucket_by_sequence_length` (ragged batches) -> pad each batch to its longest example ->
+`prefetch`. With a sampling tokenizer (subword
+regularisation, `Tokenizer.sampling`) nothing is cached: every pass reads and tokenizes the
+strings anew, so each epoch sees new segmentations; the filtering counts then come from the
+first pass.
 
 Shuffling (before bucketing, reshuffled every epoch) is deterministic for a given `seed` and
 TensorFlow global seed. The pipeline's structure depends only on the arguments and the number of
@@ -43,7 +43,6 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from data_pipeline.augment import concatenate_pairs
 from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 
 _TOKENIZE_BATCH = 1024
@@ -197,7 +196,6 @@ def make_batches_with_stats(
     bucket_boundaries: Sequence[int] | None = None,
     target_tokenizer: Tokenizer | None = None,
     shuffle_buffer: int = 1_000_000,
-    concat_ratio: float = 0.0,
 ) -> tuple[tf.data.Dataset, BatchStats]:
     """`make_batches`, also returning the length-filtering counts.
 
@@ -217,11 +215,9 @@ def make_batches_with_stats(
         raise ValueError(f"pairs must yield (source, target) tf.string scalars, got {spec}.")
     target_tokenizer = target_tokenizer or tokenizer
     tokenize = _tokenize_fn(tokenizer, target_tokenizer)
-    pairs = concatenate_pairs(pairs, concat_ratio, seed=seed)
-    # A sampling tokenizer, or concatenation with new partners, must tokenize every pass anew, so
-    # nothing is cached: the strings are read again each epoch (a memory cache of them made
-    # restored iterators fail intermittently).
-    varies = bool(tokenizer.sampling_alpha or target_tokenizer.sampling_alpha or concat_ratio)
+    # A sampling tokenizer must tokenize every pass anew, so nothing is cached: the strings are
+    # read again each epoch (a memory cache of them made restored iterators fail intermittently).
+    varies = bool(tokenizer.sampling_alpha or target_tokenizer.sampling_alpha)
     tokenized = pairs.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     if cache and not varies:
         tokenized = tokenized.cache()  # Tokenized batches (ragged).
@@ -269,14 +265,12 @@ def make_batches(
     cache: bool = True,
     bucket_boundaries: Sequence[int] | None = None,
     target_tokenizer: Tokenizer | None = None,
-    concat_ratio: float = 0.0,
 ) -> tf.data.Dataset:
     """Token-budget batches `{"source", "target_in", "target_out"}`; see the module docstring.
 
     `tokenizer` is used for both sides unless `target_tokenizer` is given; a sampling tokenizer
-    gives new segmentations on every pass (`Tokenizer.sampling`). `concat_ratio` > 0 adds
-    concatenated pairs with new partners every pass (`data_pipeline.augment`). Filtering counts
-    are logged; use `make_batches_with_stats` to get them as a `BatchStats`.
+    gives new segmentations on every pass (`Tokenizer.sampling`). Filtering counts are logged;
+    use `make_batches_with_stats` to get them as a `BatchStats`.
 
     Example:
         >>> train = make_batches(pairs, tok, max_length=128, tokens_per_batch=4096,
@@ -293,6 +287,5 @@ def make_batches(
         cache=cache,
         bucket_boundaries=bucket_boundaries,
         target_tokenizer=target_tokenizer,
-        concat_ratio=concat_ratio,
     )
     return batches

@@ -25,15 +25,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from decoding.common import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    forbid_tokens,
-    start_search,
-    trim_output,
-)
+from decoding.common import forbid_tokens, start_search, trim_output
 from decoding.ensemble import Ensemble
+from decoding.options import SearchOptions
 from transformer.model import Transformer
 
 
@@ -50,15 +44,7 @@ def gnmt_length_penalty(length: tf.Tensor | int, alpha: float) -> tf.Tensor:
 def beam_search(
     model: Transformer | Ensemble,
     source_ids: tf.Tensor,
-    *,
-    beam_size: int = 4,
-    length_penalty: float = 0.6,
-    max_length: int | None = None,
-    max_length_ratio: float = 1.5,
-    max_length_offset: float = 10,
-    bos_id: int = BOS_ID,
-    eos_id: int | None = EOS_ID,
-    pad_id: int = PAD_ID,
+    options: SearchOptions = SearchOptions(),
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns each sentence's best hypothesis and its length-normalised score.
 
@@ -69,34 +55,23 @@ def beam_search(
     Args:
         model: a built :class:`~transformer.model.Transformer`, or an
             :class:`~decoding.ensemble.Ensemble` of them.
-        source_ids: ``(batch, source_len)`` int32 ids, padded with ``pad_id`` at the end.
-        beam_size: hypotheses kept per sentence; a beam of 1 gives the greedy output.
-        length_penalty: the GNMT ``alpha`` (0 = plain sum of log-probabilities), at least 0.
-        max_length, max_length_ratio, max_length_offset, bos_id, eos_id, pad_id: as in
-            :func:`decoding.greedy.greedy_search`.
+        source_ids: ``(batch, source_len)`` int32 ids, padded with ``options.pad_id`` at the end.
+        options: beam size (a beam of 1 gives the greedy output), GNMT length penalty, length
+            limits and special ids (:class:`~decoding.options.SearchOptions`).
 
     Returns:
         ``(ids, scores)``: int32 ``(batch, out_len)`` (see :mod:`decoding.greedy`) and float32
         ``(batch,)`` scores ``sum(log p) / lp(length)``.
 
     Example:
-        >>> ids, scores = beam_search(model, tf.constant([[5, 6, 7, 0]]), beam_size=4)
+        >>> options = SearchOptions(beam_size=4)
+        >>> ids, scores = beam_search(model, tf.constant([[5, 6, 7, 0]]), options)
         >>> scores.shape
         TensorShape([1])
     """
-    if not isinstance(beam_size, int) or beam_size <= 0:
-        raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}.")
-    if length_penalty < 0:
-        raise ValueError(f"length_penalty must not be negative, got {length_penalty}.")
-    alpha, beam = length_penalty, beam_size
-    source_ids, limits, buffer_length, cache = start_search(
-        model,
-        source_ids,
-        max_length=max_length,
-        max_length_ratio=max_length_ratio,
-        max_length_offset=max_length_offset,
-        pad_id=pad_id,
-    )
+    alpha, beam = options.length_penalty, options.beam_size
+    bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
+    source_ids, limits, buffer_length, cache = start_search(model, source_ids, options)
     batch = tf.shape(source_ids)[0]
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
     cache = tf.nest.map_structure(lambda leaf: tf.repeat(leaf, beam, axis=0), cache)

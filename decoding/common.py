@@ -1,17 +1,13 @@
-"""What every search shares: special ids, output length limits, tokens never generated, trimming.
+"""What every search shares: output length limits, tokens never generated, trimming.
 
-Output length limit of each sentence (its real length ``n`` counts the non-padding source tokens)::
-
-    limit = min(max_length, round(max_length_ratio * n + max_length_offset))   # at least 1
-
-so a sentence decodes the same alone or padded inside a batch of longer ones. Searches allocate
-their key/value cache for the limit of the *padded* source length (a static shape under XLA, and
-never below any sentence's limit) and stop as soon as every sentence has finished.
+Length limits are those of :class:`~decoding.options.SearchOptions`, so a sentence decodes the
+same alone or padded inside a batch of longer ones. Searches allocate their key/value cache for
+the limit of the *padded* source length (a static shape under XLA, and never below any
+sentence's limit) and stop as soon as every sentence has finished.
 
 Example:
     >>> limits, buffer_length = output_length_limits(
-    ...     tf.constant([[5, 6, 7, 0], [5, 6, 7, 8]]), max_length=None, max_length_ratio=1.5,
-    ...     max_length_offset=10, pad_id=0)
+    ...     tf.constant([[5, 6, 7, 0], [5, 6, 7, 8]]), SearchOptions(pad_id=0))
     >>> limits.numpy(), buffer_length
     (array([14, 16], dtype=int32), 16)
 """
@@ -20,31 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID  # defined once, there
-
-__all__ = [
-    "BOS_ID",
-    "EOS_ID",
-    "PAD_ID",
-    "check_length_options",
-    "forbid_tokens",
-    "output_length_limits",
-    "start_search",
-    "trim_output",
-]
-
-
-def check_length_options(
-    max_length: int | None, max_length_ratio: float, max_length_offset: float
-) -> None:
-    """Raises a ValueError for a non-positive ``max_length`` or a negative ratio or offset."""
-    if max_length is not None and (not isinstance(max_length, int) or max_length <= 0):
-        raise ValueError(f"max_length must be a positive integer or None, got {max_length!r}.")
-    if max_length_ratio < 0 or max_length_offset < 0:
-        raise ValueError(
-            f"max_length_ratio ({max_length_ratio}) and max_length_offset ({max_length_offset}) "
-            "must not be negative."
-        )
+from decoding.options import SearchOptions
 
 
 def _length_limit(
@@ -56,12 +28,7 @@ def _length_limit(
 
 
 def output_length_limits(
-    source_ids: tf.Tensor,
-    *,
-    max_length: int | None,
-    max_length_ratio: float,
-    max_length_offset: float,
-    pad_id: int,
+    source_ids: tf.Tensor, options: SearchOptions
 ) -> tuple[tf.Tensor, int | tf.Tensor]:
     """Returns each sentence's output length limit and the cache length a search allocates.
 
@@ -72,28 +39,24 @@ def output_length_limits(
         ``limits``, int32 ``(batch,)``, and ``buffer_length``, the limit of the padded
         ``source_len`` (a Python int when ``source_len`` is static), never below any limit.
     """
-    check_length_options(max_length, max_length_ratio, max_length_offset)
+    max_length, ratio, offset = (
+        options.max_length,
+        options.max_length_ratio,
+        options.max_length_offset,
+    )
     padded_length = source_ids.shape[1]
     if padded_length is None:
-        buffer_length = _length_limit(
-            tf.shape(source_ids)[1], max_length, max_length_ratio, max_length_offset
-        )
+        buffer_length = _length_limit(tf.shape(source_ids)[1], max_length, ratio, offset)
     else:
-        buffer_length = max(1, round(max_length_ratio * padded_length + max_length_offset))
+        buffer_length = max(1, round(ratio * padded_length + offset))
         buffer_length = buffer_length if max_length is None else min(buffer_length, max_length)
-    real_lengths = tf.reduce_sum(tf.cast(source_ids != pad_id, tf.int32), axis=1)
-    limits = _length_limit(real_lengths, max_length, max_length_ratio, max_length_offset)
+    real_lengths = tf.reduce_sum(tf.cast(source_ids != options.pad_id, tf.int32), axis=1)
+    limits = _length_limit(real_lengths, max_length, ratio, offset)
     return tf.minimum(limits, buffer_length), buffer_length
 
 
 def start_search(
-    model,
-    source_ids: tf.Tensor,
-    *,
-    max_length: int | None,
-    max_length_ratio: float,
-    max_length_offset: float,
-    pad_id: int,
+    model, source_ids: tf.Tensor, options: SearchOptions
 ) -> tuple[tf.Tensor, tf.Tensor, int | tf.Tensor, dict]:
     """What every cached search does first: the length limits, the encoder pass and the cache.
 
@@ -102,13 +65,7 @@ def start_search(
         :func:`output_length_limits` and ``Transformer.init_cache``.
     """
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
-    limits, buffer_length = output_length_limits(
-        source_ids,
-        max_length=max_length,
-        max_length_ratio=max_length_ratio,
-        max_length_offset=max_length_offset,
-        pad_id=pad_id,
-    )
+    limits, buffer_length = output_length_limits(source_ids, options)
     memory, memory_mask = model.encode(source_ids)
     return source_ids, limits, buffer_length, model.init_cache(memory, memory_mask, buffer_length)
 

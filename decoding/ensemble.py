@@ -3,9 +3,9 @@
 Independently trained models make different errors, so their averaged next-token distribution
 translates better than any one of them (fairseq's ``--path a.pt:b.pt``, OpenNMT's ``-model a b``).
 :class:`Ensemble` has the three methods the searches call (``encode``, ``init_cache``,
-``decode_step``), so greedy and beam search, the :class:`~decoding.translator.Translator` and the
-SavedModel export run on it unchanged. Each member keeps its own key/value cache; a step costs
-the sum of the members' steps.
+``decode_step``), so greedy and beam search, the
+:class:`~decoding.translator.ModelTranslator` and the SavedModel export run on it unchanged.
+Each member keeps its own key/value cache; a step costs the sum of the members' steps.
 
 The members must share the target vocabulary (train them with the same tokenizer settings on the
 same data: the SentencePiece model comes out the same) and the padding id; their shapes (layers,
@@ -31,7 +31,7 @@ class Ensemble(tf.Module):
 
     Example:
         >>> ensemble = Ensemble([model_a, model_b])
-        >>> ids, scores = beam_search(ensemble, tf.constant([[5, 6, 7, 0]]), beam_size=4)
+        >>> ids, scores = beam_search(ensemble, tf.constant([[5, 6, 7, 0]]), SearchOptions())
     """
 
     def __init__(self, models: Sequence[Transformer]) -> None:

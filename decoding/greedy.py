@@ -4,36 +4,24 @@ Output convention (shared by every search in :mod:`decoding`): ``(batch, out_len
 *without* BOS; each row ends with its EOS *included*, unless it reached its length limit first
 (see :mod:`decoding.common`); positions after the end hold ``pad_id``; ``out_len`` is the longest
 row. ``eos_id=None`` means no end-of-sentence token: every sentence decodes to its length limit.
-Padding and BOS are never generated.
+Padding and BOS are never generated. Options (lengths, special ids) are a
+:class:`~decoding.options.SearchOptions`; greedy search ignores its beam size and length penalty.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from decoding.common import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    forbid_tokens,
-    output_length_limits,
-    start_search,
-    trim_output,
-)
+from decoding.common import forbid_tokens, output_length_limits, start_search, trim_output
 from decoding.ensemble import Ensemble
+from decoding.options import SearchOptions
 from transformer.model import Transformer
 
 
 def greedy_search(
     model: Transformer | Ensemble,
     source_ids: tf.Tensor,
-    *,
-    max_length: int | None = None,
-    max_length_ratio: float = 1.5,
-    max_length_offset: float = 10,
-    bos_id: int = BOS_ID,
-    eos_id: int | None = EOS_ID,
-    pad_id: int = PAD_ID,
+    options: SearchOptions = SearchOptions(),
 ) -> tf.Tensor:
     """Decodes the most likely next token at each step, one cached decoder step per position.
 
@@ -43,27 +31,20 @@ def greedy_search(
     Args:
         model: a built :class:`~transformer.model.Transformer`, or an
             :class:`~decoding.ensemble.Ensemble` of them.
-        source_ids: ``(batch, source_len)`` int32 ids, padded with ``pad_id`` at the end.
-        max_length, max_length_ratio, max_length_offset: each sentence's output limit is
-            ``min(max_length, round(ratio * source_length + offset))`` tokens (EOS included).
-        bos_id, eos_id, pad_id: special ids; ``eos_id=None`` decodes every sentence to its limit.
+        source_ids: ``(batch, source_len)`` int32 ids, padded with ``options.pad_id`` at the end.
+        options: length limits and special ids (:class:`~decoding.options.SearchOptions`).
 
     Returns:
         ``(batch, out_len)`` int32 ids, as described in the module docstring.
 
     Example:
-        >>> ids = greedy_search(model, tf.constant([[5, 6, 7, 0], [8, 9, 10, 11]]), max_length=8)
+        >>> ids = greedy_search(model, tf.constant([[5, 6, 7, 0], [8, 9, 10, 11]]),
+        ...                     SearchOptions(max_length=8))
         >>> ids.shape  # (2, out_len), out_len <= 8: the longest output, EOS included
         TensorShape([2, 8])
     """
-    source_ids, limits, buffer_length, cache = start_search(
-        model,
-        source_ids,
-        max_length=max_length,
-        max_length_ratio=max_length_ratio,
-        max_length_offset=max_length_offset,
-        pad_id=pad_id,
-    )
+    bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
+    source_ids, limits, buffer_length, cache = start_search(model, source_ids, options)
     batch = tf.shape(source_ids)[0]
     columns = tf.range(buffer_length)
 
@@ -94,13 +75,7 @@ def greedy_search(
 def reference_greedy_search(
     model: Transformer,
     source_ids: tf.Tensor,
-    *,
-    max_length: int | None = None,
-    max_length_ratio: float = 1.5,
-    max_length_offset: float = 10,
-    bos_id: int = BOS_ID,
-    eos_id: int | None = EOS_ID,
-    pad_id: int = PAD_ID,
+    options: SearchOptions = SearchOptions(),
 ) -> tf.Tensor:
     """:func:`greedy_search` without a cache, the TensorFlow tutorial's way (tests, benchmarks).
 
@@ -114,14 +89,9 @@ def reference_greedy_search(
         ...                    greedy_search(model, source_ids)))
         True
     """
+    bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
-    limits, _ = output_length_limits(
-        source_ids,
-        max_length=max_length,
-        max_length_ratio=max_length_ratio,
-        max_length_offset=max_length_offset,
-        pad_id=pad_id,
-    )
+    limits, _ = output_length_limits(source_ids, options)
     memory, memory_mask = model.encode(source_ids)
     batch = tf.shape(source_ids)[0]
 

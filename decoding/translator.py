@@ -1,18 +1,64 @@
 """Strings in, strings out: tokenization, search and detokenization in one TensorFlow graph.
 
-The same ``Translator.translate_batch`` graph serves validation during training, ``translate.py``,
-``evaluate.py`` and the exported SavedModel, so they all give the same translations.
+:class:`Translator` is what every translator offers (scripts and evaluation take any);
+:class:`ModelTranslator` is the one built from a model and its tokenizer. Its
+``translate_batch`` graph serves validation during training, ``translate.py``, ``evaluate.py``
+and the exported SavedModel (``inference.export.SavedModelTranslator``), so they all give the
+same translations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import tensorflow as tf
 from tqdm import tqdm
 
-from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID
+from data_pipeline.tokenizer import EOS_ID, PAD_ID
+from decoding.options import SearchOptions
 from decoding.search import decode
+
+
+class Translator(Protocol):
+    """Anything that translates sentences: a :class:`ModelTranslator` or an exported SavedModel.
+
+    Example:
+        >>> def translate_file(translator: Translator, lines: list[str]) -> list[str]:
+        ...     for warning in translator.truncation_warnings(lines):
+        ...         print(warning)
+        ...     return translator.translate(lines)
+    """
+
+    @property
+    def beam_size(self) -> int:
+        """The beam size of its search (1: greedy)."""
+        ...
+
+    def translate(
+        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+    ) -> list[str]:
+        """Translations of ``sentences``, in their order."""
+        ...
+
+    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
+        """One line for each sentence longer than the model reads (it is truncated)."""
+        ...
+
+
+def truncation_warnings(source_lengths: Sequence[int], max_source_length: int) -> list[str]:
+    """Warnings for the sentences whose token count (without EOS) exceeds what is translated.
+
+    Example:
+        >>> truncation_warnings([3, 70], max_source_length=64)
+        ['warning: sentence 2 has 70 tokens; only the first 63 are translated.']
+    """
+    limit = max_source_length - 1
+    return [
+        f"warning: sentence {number} has {length} tokens; only the first {limit} are translated."
+        for number, length in enumerate(source_lengths, 1)
+        if length > limit
+    ]
 
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
@@ -42,15 +88,14 @@ def pad_to_buckets(source_ids: tf.Tensor, length_bucket: int) -> tf.Tensor:
     return tf.concat([ids, tf.cast(empty, ids.dtype)], axis=0)
 
 
-class Translator(tf.Module):
-    """Translates sentences with a trained model and its tokenizer.
+class ModelTranslator(tf.Module):
+    """Translates sentences with a trained model (or ensemble) and its tokenizer.
 
     Args:
-        model: a :class:`transformer.Transformer`.
+        model: a :class:`transformer.Transformer` or a :class:`decoding.ensemble.Ensemble`.
         tokenizer: a :class:`data_pipeline.Tokenizer` (tokenize / detokenize in-graph).
-        beam_size: 1 for greedy search.
-        length_penalty: GNMT alpha for beam search.
-        max_length_ratio, max_length_offset: output length <= ratio * source length + offset.
+        options: the search's :class:`~decoding.options.SearchOptions` (beam size, length
+            penalty, output length limits).
         max_source_length: longer inputs are truncated to this many tokens.
         jit_compile: run the search (not the string ops) compiled by XLA. XLA compiles once per
             input shape, so the batch is padded to a power of two and the source length to a
@@ -60,7 +105,7 @@ class Translator(tf.Module):
         length_bucket: source padding multiple under ``jit_compile``.
 
     Example:
-        >>> translator = Translator(model, tokenizer, beam_size=4)
+        >>> translator = ModelTranslator(model, tokenizer, SearchOptions(beam_size=4))
         >>> translator.translate(["Ein Hund rennt."])
         ['A dog is running.']
     """
@@ -69,10 +114,7 @@ class Translator(tf.Module):
         self,
         model,
         tokenizer,
-        beam_size: int = 4,
-        length_penalty: float = 0.6,
-        max_length_ratio: float = 1.5,
-        max_length_offset: float = 10,
+        options: SearchOptions = SearchOptions(),
         max_source_length: int = 256,
         jit_compile: bool = False,
         length_bucket: int = 16,
@@ -80,16 +122,25 @@ class Translator(tf.Module):
         super().__init__()
         if length_bucket < 1:
             raise ValueError(f"length_bucket must be a positive integer, got {length_bucket}.")
-        self.model, self.tokenizer = model, tokenizer
-        self.beam_size, self.length_penalty = beam_size, length_penalty
-        self.max_length_ratio, self.max_length_offset = max_length_ratio, max_length_offset
+        self.model, self.tokenizer, self.options = model, tokenizer, options
         self.max_source_length = max_source_length
         self.jit_compile, self.length_bucket = jit_compile, length_bucket
         self._compiled_search = tf.function(self._search, jit_compile=True)
 
-    def source_lengths(self, sentences: Sequence[str]) -> list[int]:
-        """Token counts of ``sentences`` without EOS (to detect truncation)."""
-        return self.tokenizer.tokenize(tf.constant(list(sentences))).row_lengths().numpy().tolist()
+    @property
+    def beam_size(self) -> int:
+        return self.options.beam_size
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def source_lengths(self, text: tf.Tensor) -> tf.Tensor:
+        """``(batch,)`` strings -> ``(batch,)`` int64 token counts without EOS."""
+        return self.tokenizer.tokenize(text).row_lengths()
+
+    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
+        if not sentences:
+            return []
+        lengths = self.source_lengths(tf.constant(list(sentences))).numpy().tolist()
+        return truncation_warnings(lengths, self.max_source_length)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def translate_batch(self, text: tf.Tensor) -> tf.Tensor:
@@ -104,17 +155,7 @@ class Translator(tf.Module):
         return self.tokenizer.detokenize(output_ids)
 
     def _search(self, source_ids: tf.Tensor) -> tf.Tensor:
-        return decode(
-            self.model,
-            source_ids,
-            beam_size=self.beam_size,
-            length_penalty=self.length_penalty,
-            max_length_ratio=self.max_length_ratio,
-            max_length_offset=self.max_length_offset,
-            bos_id=BOS_ID,
-            eos_id=EOS_ID,
-            pad_id=PAD_ID,
-        )
+        return decode(self.model, source_ids, self.options)
 
     def translate(
         self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True

@@ -9,10 +9,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from data_pipeline.tokenizer import BOS_ID, EOS_ID  # noqa: E402
-from decoding.translator import Translator, encode_sources  # noqa: E402
+from decoding.translator import ModelTranslator, encode_sources  # noqa: E402
 
 
-def plot_cross_attention(translator: Translator, sentence: str, path: str) -> str:
+def plot_cross_attention(translator: ModelTranslator, sentence: str, path: str) -> str:
     """Translates ``sentence`` and saves one heat map per head to ``path`` (PNG); returns the
     translation. Rows are output pieces, columns source pieces.
 

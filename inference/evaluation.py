@@ -7,9 +7,10 @@ import os
 
 import sacrebleu
 
+from common.files import atomic_write_text
+from common.metrics import bleu, chrf
 from data_pipeline import load_translation_splits
 from decoding.translator import Translator
-from training.checkpoints import atomic_write_text
 
 
 @dataclasses.dataclass
@@ -30,26 +31,6 @@ class EvaluationResult:
             f"lower-cased {self.lowercase_bleu} (signature: {self.lowercase_bleu_signature})\n"
             f"hypotheses: {self.hypotheses_file}\nreferences: {self.references_file}"
         )
-
-
-def bleu(
-    hypotheses: list[str], references: list[str], lowercase: bool = False
-) -> tuple[sacrebleu.metrics.bleu.BLEUScore, str]:
-    """Corpus BLEU (13a tokenization, cased unless ``lowercase``) and its signature.
-
-    Example:
-        >>> score, signature = bleu(["A dog runs."], ["A dog runs."])
-    """
-    metric = sacrebleu.metrics.BLEU(lowercase=lowercase)
-    return metric.corpus_score(hypotheses, [references]), str(metric.get_signature())
-
-
-def chrf(
-    hypotheses: list[str], references: list[str]
-) -> tuple[sacrebleu.metrics.chrf.CHRFScore, str]:
-    """Corpus chrF and its signature."""
-    metric = sacrebleu.metrics.CHRF()
-    return metric.corpus_score(hypotheses, [references]), str(metric.get_signature())
 
 
 def evaluate_split(

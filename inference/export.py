@@ -1,4 +1,4 @@
-"""Exports a work directory as a SavedModel: strings in, strings out, everything in the graph.
+"""A work directory's translator as a SavedModel, and translating with one.
 
 The ``serving_default`` signature takes ``text`` (tf.string, [None]) and returns
 ``translation`` (tf.string, [None]); SentencePiece tokenization, beam search and detokenization
@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 
 import tensorflow as tf
 
-from decoding.translator import Translator
+from decoding.translator import ModelTranslator, translate_in_batches, truncation_warnings
 
 
-def export_saved_model(translator: Translator, output_dir: str) -> str:
+def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     """Writes ``translator`` as a SavedModel to ``output_dir`` atomically.
 
     The SavedModel is written next to ``output_dir`` and renamed into place only when complete;
@@ -39,6 +40,9 @@ def export_saved_model(translator: Translator, output_dir: str) -> str:
     translator.beam_size_variable = tf.Variable(
         translator.beam_size, trainable=False, name="beam_size"
     )
+    translator.max_source_length_variable = tf.Variable(
+        translator.max_source_length, trainable=False, name="max_source_length"
+    )
     staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(output_dir)}.tmp-")
     try:
         tf.saved_model.save(translator, staging, signatures={"serving_default": serve})
@@ -53,3 +57,39 @@ def export_saved_model(translator: Translator, output_dir: str) -> str:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return output_dir
+
+
+class SavedModelTranslator:
+    """A :class:`~decoding.translator.Translator` over an exported SavedModel: it runs without
+    project code (TensorFlow and ``tensorflow_text`` only).
+
+    Example:
+        >>> SavedModelTranslator("/tmp/run/saved_model").translate(["Ein Hund rennt."])
+        ['A dog is running.']
+    """
+
+    def __init__(self, path: str) -> None:
+        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph uses)
+
+        if not tf.saved_model.contains_saved_model(path):
+            raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
+        self.loaded = tf.saved_model.load(path)
+        self.serve = self.loaded.signatures["serving_default"]
+
+    @property
+    def beam_size(self) -> int:
+        return int(self.loaded.beam_size_variable.numpy())
+
+    def translate(
+        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+    ) -> list[str]:
+        return translate_in_batches(
+            lambda batch: self.serve(text=batch)["translation"], sentences, batch_size, progress
+        )
+
+    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
+        # Exports written before the token counts were saved with the model have no warnings.
+        if not sentences or not hasattr(self.loaded, "max_source_length_variable"):
+            return []
+        lengths = self.loaded.source_lengths(tf.constant(list(sentences))).numpy().tolist()
+        return truncation_warnings(lengths, int(self.loaded.max_source_length_variable.numpy()))

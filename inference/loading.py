@@ -1,4 +1,10 @@
-"""Loads a training work directory (config, tokenizer, best or latest checkpoint)."""
+"""Loads a training work directory (config, tokenizer, best, latest or averaged checkpoint).
+
+Example:
+    >>> translator, checkpoint = load_translator("runs/multi30k_de_en", "averaged")
+    >>> translator.translate(["Ein Hund rennt."])
+    ['A dog is running.']
+"""
 
 from __future__ import annotations
 
@@ -10,17 +16,17 @@ import ml_collections
 import tensorflow as tf
 
 from data_pipeline import Tokenizer
-from decoding.ensemble import Ensemble
-from decoding.translator import Translator, translate_in_batches
+from decoding import Ensemble, ModelTranslator, SearchOptions
+from training.builders import build_model
 from training.checkpoints import model_variables
-from training.config import ConfigError
-from training.trainer import build_model
+from training.config import ConfigError, drop_retired_options
 from transformer import Transformer
 
 CHECKPOINT_CHOICES = ("best", "latest", "averaged")
 
 
 def load_config(workdir: str) -> ml_collections.ConfigDict:
+    """The config a work directory was trained with (its ``config.json``)."""
     path = os.path.join(workdir, "config.json")
     if not os.path.exists(path):
         raise FileNotFoundError(
@@ -35,8 +41,7 @@ def load_config(workdir: str) -> ml_collections.ConfigDict:
     for key in ("attention_dropout", "activation_dropout"):
         if key not in config.model:
             config.model[key] = None  # the model.dropout rate
-    if "token_dropout" not in config.model:
-        config.model.token_dropout = 0.0
+    drop_retired_options(config, path)
     return config
 
 
@@ -103,8 +108,9 @@ def load_translator(
     length_penalty: float | None = None,
     jit_compile: bool | None = None,
     ensemble: Sequence[str] = (),
-) -> tuple[Translator, str]:
-    """A :class:`Translator` for a work directory; decoding options default to its config.
+) -> tuple[ModelTranslator, str]:
+    """A translator for a work directory and the checkpoint path it loaded; decoding options
+    default to its config.
 
     ``ensemble``: more work directories whose models decode together with ``workdir``'s (each
     at its ``which`` checkpoint; see :class:`~decoding.ensemble.Ensemble`).
@@ -114,35 +120,22 @@ def load_translator(
         model, tokenizer, path = load_ensemble([workdir, *ensemble], which)
     else:
         model, tokenizer, path = load_model(workdir, which)
-    translator = Translator(
+    try:
+        options = SearchOptions(
+            beam_size=config.decode.beam_size if beam_size is None else beam_size,
+            length_penalty=(
+                config.decode.length_penalty if length_penalty is None else length_penalty
+            ),
+            max_length_ratio=config.decode.max_length_ratio,
+            max_length_offset=config.decode.max_length_offset,
+        )
+    except ValueError as error:
+        raise ConfigError(f"Bad decoding option: {error}") from None
+    translator = ModelTranslator(
         model,
         tokenizer,
-        beam_size=config.decode.beam_size if beam_size is None else beam_size,
-        length_penalty=config.decode.length_penalty if length_penalty is None else length_penalty,
-        max_length_ratio=config.decode.max_length_ratio,
-        max_length_offset=config.decode.max_length_offset,
+        options,
         max_source_length=config.data.max_length,
         jit_compile=config.decode.get("jit_compile", False) if jit_compile is None else jit_compile,
     )
     return translator, path
-
-
-class SavedModelTranslator:
-    """Translates with an exported SavedModel (see ``export.py``); no project code needed to run
-    it, but the same ``translate`` interface as :class:`Translator`."""
-
-    def __init__(self, path: str) -> None:
-        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph uses)
-
-        if not tf.saved_model.contains_saved_model(path):
-            raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
-        self.loaded = tf.saved_model.load(path)
-        self.serve = self.loaded.signatures["serving_default"]
-        self.beam_size = int(self.loaded.beam_size_variable.numpy())
-
-    def translate(
-        self, sentences: list[str], batch_size: int = 64, progress: bool = True
-    ) -> list[str]:
-        return translate_in_batches(
-            lambda batch: self.serve(text=batch)["translation"], sentences, batch_size, progress
-        )

@@ -1,45 +1,13 @@
-"""Checkpoints that survive ``kill -9``, and the small files a work directory keeps.
+"""Checkpoints of the model's variables, keyed so that they survive Keras' layer naming.
 
 ``tf.train.CheckpointManager`` writes a checkpoint's files first and only then replaces the
 ``checkpoint`` state file that names the latest one (an atomic rename), so a run killed in the
 middle of a write restarts from the previous complete checkpoint; the half-written files are
 overwritten by the next save of that number. Everything else a work directory holds (resolved
-config, metrics) is written with :func:`atomic_write_text`.
+config, metrics) is written with :func:`common.files.atomic_write_text`.
 """
 
 from __future__ import annotations
-
-import json
-import os
-import tempfile
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    """Writes ``text`` to ``path`` so that readers see the old file or the new one, never half."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-
-
-def write_json(path: str, value: dict) -> None:
-    atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
-
-
-def read_json(path: str, default: dict | None = None) -> dict | None:
-    if not os.path.exists(path):
-        return default
-    with open(path, encoding="utf-8") as file:
-        return json.load(file)
 
 
 def model_variables(model) -> dict:

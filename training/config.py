@@ -7,19 +7,53 @@ from __future__ import annotations
 
 import ml_collections
 
-from data_pipeline.augment import is_concat_ratio
 from training.schedule import DECAYS
-from transformer.dropout import effective_rate, sublayer_dropout_rates
 
 
 class ConfigError(ValueError):
     """A configuration value is invalid; the message names the key."""
 
 
+# Options measured as no better and removed from the code (docs/RESULTS.md), with the value that
+# meant "off". A work directory trained before their removal still loads when it left them off.
+RETIRED_OPTIONS = {
+    "train.rdrop_alpha": 0.0,
+    "data.bidirectional_steps": 0,
+    "data.concat_ratio": 0.0,
+    "model.token_dropout": 0.0,
+    "tokenizer.sample_target": True,
+}
+LAST_COMMIT_WITH_RETIRED_OPTIONS = "9ed87d8"
+
+
+def drop_retired_options(config: ml_collections.ConfigDict, source: str) -> None:
+    """Removes the retired options left off from ``config`` (a work directory's config.json,
+    named ``source``); raises :class:`ConfigError` naming the first one that was used.
+
+    Example:
+        >>> config = ml_collections.ConfigDict({"train": {"rdrop_alpha": 0.0, "steps": 60}})
+        >>> drop_retired_options(config, "runs/old/config.json"); "rdrop_alpha" in config.train
+        False
+    """
+    for key, off in RETIRED_OPTIONS.items():
+        section, name = key.split(".")
+        if section not in config or name not in config[section]:
+            continue
+        value = config[section][name]
+        if value != off:
+            raise ConfigError(
+                f"{source} sets {key} = {value!r}, an option removed on 2026-11-25 after it "
+                f"measured no better (docs/RESULTS.md); this version cannot rebuild that run: "
+                f"use commit {LAST_COMMIT_WITH_RETIRED_OPTIONS} for it."
+            )
+        with config.unlocked():
+            del config[section][name]
+
+
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
 RATES_OR_NONE = ("model.attention_dropout", "model.activation_dropout")  # None: model.dropout's
-RATES = ("model.dropout", *RATES_OR_NONE, "model.token_dropout", "train.label_smoothing")
+RATES = ("model.dropout", *RATES_OR_NONE, "train.label_smoothing")
 POSITIVE_INTS = (
     "data.max_length",
     "data.tokens_per_batch",
@@ -88,7 +122,6 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "train.peak_learning_rate",
         "train.gradient_clip_norm",
         "train.weight_decay",
-        "train.rdrop_alpha",
         "decode.length_penalty",
         "decode.max_length_ratio",
         "decode.max_length_offset",
@@ -102,18 +135,6 @@ def validate(config: ml_collections.ConfigDict) -> None:
             value,
             "expected a non-negative number",
         )
-    model = config.model
-    dropout_rates = (
-        model.dropout,
-        *sublayer_dropout_rates(model.dropout, model.attention_dropout, model.activation_dropout),
-        model.token_dropout,
-    )
-    _require(
-        config.train.rdrop_alpha == 0 or max(map(effective_rate, dropout_rates)) > 0,
-        "train.rdrop_alpha",
-        config.train.rdrop_alpha,
-        "R-Drop compares two dropout masks: set model.dropout > 0, or train.rdrop_alpha=0",
-    )
     _require(
         config.train.warmup_steps > 0 or config.train.peak_learning_rate > 0,
         "train.warmup_steps",
@@ -176,18 +197,5 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "data.tokens_per_batch",
         config.data.tokens_per_batch,
         f"it must be at least data.max_length ({config.data.max_length})",
-    )
-    _require(
-        is_concat_ratio(config.data.concat_ratio),
-        "data.concat_ratio",
-        config.data.concat_ratio,
-        "expected a number in [0, 1] (the share of training pairs also joined with a partner)",
-    )
-    steps = config.data.bidirectional_steps
-    _require(
-        isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0,
-        "data.bidirectional_steps",
-        steps,
-        "expected a whole number of steps (0: off)",
     )
     _require(bool(config.data.name), "data.name", config.data.name, "name a data set")

@@ -49,30 +49,3 @@ def label_smoothed_loss(
         tf.reduce_sum(correct),
         tf.reduce_sum(weights),
     )
-
-
-@tf.function(jit_compile=True)
-def symmetric_kl(
-    logits_a: tf.Tensor, logits_b: tf.Tensor, targets: tf.Tensor, pad_id: int = 0
-) -> tf.Tensor:
-    """``KL(P_a || P_b) + KL(P_b || P_a)`` summed over non-padding target positions.
-
-    R-Drop's consistency term (Liang et al., 2021): ``P_a`` and ``P_b`` are the model's output
-    distributions for the same batch under two dropout masks.
-
-    Args:
-        logits_a, logits_b: float ``(batch, length, vocab)``.
-        targets: int ``(batch, length)``; only its ``pad_id`` positions are read (excluded).
-
-    Returns:
-        A float32 scalar, 0 when the two distributions agree.
-
-    Example:
-        >>> kl_sum = symmetric_kl(logits_first_pass, logits_second_pass, target_out)
-    """
-    log_p_a = tf.nn.log_softmax(tf.cast(logits_a, tf.float32))
-    log_p_b = tf.nn.log_softmax(tf.cast(logits_b, tf.float32))
-    # KL(a||b) + KL(b||a) = sum (p_a - p_b) * (log p_a - log p_b)
-    per_token = tf.reduce_sum((tf.exp(log_p_a) - tf.exp(log_p_b)) * (log_p_a - log_p_b), axis=-1)
-    weights = tf.cast(targets != pad_id, tf.float32)
-    return tf.reduce_sum(per_token * weights)

@@ -1,8 +1,9 @@
-"""The training loop: data, model, optimizer, checkpoints, validation, TensorBoard.
+"""The training loop: steps, checkpoints with the data position, validation, TensorBoard.
 
 ``train(config, workdir)`` is all ``train.py`` runs. Rerunning it with the same work directory
 resumes from the last complete checkpoint (model, optimizer, step and the position of the data
-iterator), and a finished run says so and returns.
+iterator), and a finished run says so and returns. The model and optimizer come from
+``training.builders``, the data from ``training.data``.
 """
 
 from __future__ import annotations
@@ -21,15 +22,16 @@ from absl import logging
 from tqdm import tqdm
 
 import data_pipeline
-from data_pipeline.augment import both_directions
-from decoding.translator import Translator
-from inference.evaluation import bleu
+from common.files import atomic_write_text, read_json, write_json
+from common.metrics import bleu
+from decoding import ModelTranslator, SearchOptions
 from training import checkpoints, distribute
 from training import config as config_lib
+from training.builders import build_model, build_optimizer
+from training.cpu import bfloat16_speed_warning, read_cpuinfo
+from training.data import changed_settings, data_settings, load_data, training_batches
 from training.loss import label_smoothed_loss
-from training.schedule import make_schedule
 from training.step import make_replica_step
-from transformer import Transformer
 
 
 class TrainingError(RuntimeError):
@@ -44,221 +46,6 @@ class TrainResult:
     validation_bleu: float | None = None
     best_bleu: float | None = None
     already_finished: bool = False
-
-
-def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transformer:
-    """The Transformer of ``config.model``, with its variables created."""
-    model = Transformer(
-        source_vocab_size=vocab_size,
-        num_layers=config.model.num_layers,
-        num_decoder_layers=config.model.num_decoder_layers,
-        d_model=config.model.d_model,
-        num_heads=config.model.num_heads,
-        d_ff=config.model.d_ff,
-        dropout=config.model.dropout,
-        attention_dropout=config.model.attention_dropout,
-        activation_dropout=config.model.activation_dropout,
-        token_dropout=config.model.token_dropout,
-        shared_embeddings=config.model.shared_embeddings,
-        norm_first=config.model.norm_first,
-        pad_id=data_pipeline.PAD_ID,
-    )
-    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))  # creates the variables
-    return model
-
-
-# Variables that weight decay leaves alone: Dense biases and layer norms' scale and shift. Keras
-# matches the pattern against ``bias`` on some backends and ``.../bias:0`` on TensorFlow's.
-_NOT_DECAYED = [r"(^|/)(bias|gamma|beta)(:\d+)?$"]
-
-
-def build_optimizer(config: ml_collections.ConfigDict) -> keras.optimizers.Optimizer:
-    train = config.train
-    schedule = make_schedule(
-        train.decay,
-        train.peak_learning_rate,
-        train.warmup_steps,
-        train.steps,
-        config.model.d_model,
-    )
-    optimizer = keras.optimizers.Adam(
-        learning_rate=schedule,
-        beta_1=train.adam_beta1,
-        beta_2=train.adam_beta2,
-        epsilon=train.adam_epsilon,
-        global_clipnorm=train.gradient_clip_norm or None,
-        weight_decay=train.weight_decay or None,
-    )
-    # Keras' decoupled decay (w -= learning_rate * weight_decay * w), as AdamW does, on the weight
-    # matrices and embeddings only, as is usual.
-    optimizer.exclude_from_weight_decay(var_names=_NOT_DECAYED)
-    if train.precision == "mixed_float16":
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    return optimizer
-
-
-# CPU feature flags (Linux /proc/cpuinfo) that mean bfloat16 matmuls run natively.
-_NATIVE_BFLOAT16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
-
-
-def bfloat16_speed_warning(
-    precision: str, cpuinfo: str | None, has_accelerator: bool
-) -> str | None:
-    """A warning when ``mixed_bfloat16`` would train on a CPU that emulates bfloat16, else None.
-
-    Such CPUs (e.g. AMD Zen 2, Intel before Cooper Lake) train slower in bfloat16 than in float32
-    (README, "Measured performance"), so a config tuned on a CPU with native bfloat16 would
-    overrun its time budget. ``cpuinfo`` is the text of ``/proc/cpuinfo``; None (not Linux)
-    gives no warning, since the CPU is unknown.
-
-    Example:
-        >>> bfloat16_speed_warning("mixed_bfloat16", "flags : avx2 fma", False)[:24]
-        'train.precision is mixed'
-    """
-    if precision != "mixed_bfloat16" or has_accelerator or cpuinfo is None:
-        return None
-    flags = set()
-    for line in cpuinfo.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() in ("flags", "Features"):  # x86, Arm
-            flags.update(value.split())
-    if flags & _NATIVE_BFLOAT16_CPU_FLAGS:
-        return None
-    return (
-        "train.precision is mixed_bfloat16 but this CPU has no native bfloat16 "
-        f"({'/'.join(sorted(_NATIVE_BFLOAT16_CPU_FLAGS))} not among its flags): bfloat16 is "
-        "emulated and trains slower than float32. Pass --config.train.precision=float32 "
-        "(and see the config's docstring for the steps that fit your time budget)."
-    )
-
-
-def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
-    """The settings a saved position of the training batches depends on.
-
-    A position restores only into a pipeline built with the same settings; after a change
-    (e.g. ``--config.data.max_length``) training resumes with the data from the start of its
-    order instead.
-
-    Example:
-        >>> data_settings(config, 1)["data.max_length"]  # doctest: +SKIP
-        128
-    """
-    # Options added later count only when set away from their default ("off"): the pipeline is
-    # then the one built before they existed, so older saved positions still fit.
-    later_options = {
-        "data.concat_ratio": (config.data.concat_ratio, 0.0),
-        "tokenizer.sample_target": (config.tokenizer.sample_target, True),
-        "data.bidirectional_steps": (config.data.bidirectional_steps, 0),
-        "data.extra_train_data": (config.data.extra_train_data, ""),
-    }
-    return {
-        "data.name": config.data.name,
-        "data.train_split": config.data.train_split,
-        "data.max_length": config.data.max_length,
-        "data.tokens_per_batch": config.data.tokens_per_batch,
-        "data.shuffle_seed": config.data.shuffle_seed,
-        "tokenizer.sampling_alpha": config.tokenizer.sampling_alpha,
-        "train.seed": config.train.seed,
-        "workers": num_workers,
-        **{key: value for key, (value, off) in later_options.items() if value != off},
-    }
-
-
-def _read_cpuinfo() -> str | None:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as file:
-            return file.read()
-    except OSError:
-        return None
-
-
-def extra_train_data(config: ml_collections.ConfigDict) -> list[str]:
-    """The names in ``data.extra_train_data``; each must translate into ``data.name``'s target
-    language (a ConfigError otherwise: one model learns one target language here).
-
-    Example:
-        >>> config.data.name, config.data.extra_train_data = "multi30k/en-de", "multi30k/fr-de"
-        >>> extra_train_data(config)  # doctest: +SKIP
-        ['multi30k/fr-de']
-    """
-    names = [name.strip() for name in config.data.extra_train_data.split(",") if name.strip()]
-    if not names:
-        return []
-    data_dir = config.data.data_dir or None
-    target = data_pipeline.language_pair(config.data.name, data_dir)[1]
-    for name in names:
-        extra_target = data_pipeline.language_pair(name, data_dir)[1]
-        if extra_target != target:
-            raise config_lib.ConfigError(
-                f"config.data.extra_train_data names {name!r}, which translates into "
-                f"{extra_target!r}, but config.data.name ({config.data.name!r}) into {target!r}; "
-                "add only data sets with the same target language."
-            )
-    return names
-
-
-def load_data(config: ml_collections.ConfigDict, workdir: str, splits: list[str]):
-    """Returns ``(split -> (source, target) string pairs, tokenizer)``; trains the tokenizer on
-    the training split (with ``data.extra_train_data``'s) the first time."""
-    train_split, data_dir = config.data.train_split, config.data.data_dir or None
-    extra_names = extra_train_data(config)  # Checked before any data is read.
-    pairs = data_pipeline.load_translation_splits(
-        config.data.name, sorted({train_split, *splits}), data_dir=data_dir
-    )
-    for name in extra_names:
-        extra = data_pipeline.load_translation_splits(name, [train_split], data_dir)
-        pairs[train_split] = pairs[train_split].concatenate(extra[train_split])
-    tokenizer = data_pipeline.load_or_train_tokenizer(
-        workdir,
-        pairs[train_split],
-        config.tokenizer.vocab_size,
-        config.tokenizer.model_type,
-        seed=config.train.seed,
-    )
-    return pairs, tokenizer
-
-
-def training_batches(
-    config: ml_collections.ConfigDict,
-    pairs: tf.data.Dataset,
-    tokenizer: data_pipeline.Tokenizer,
-    num_workers: int,
-) -> tf.data.Dataset:
-    """The endless, shuffled training batches of `config` (before sharding over `num_workers`).
-
-    With ``data.bidirectional_steps`` > 0, the first that many steps' batches hold every pair in
-    both directions (`data_pipeline.augment.both_directions`), the rest the pairs as they are.
-    With ``tokenizer.sampling_alpha`` > 0 the segmentations are sampled, on the source side only
-    if ``tokenizer.sample_target`` is False.
-
-    Example:
-        >>> batches = training_batches(config, pairs["train"], tokenizer, 1)  # doctest: +SKIP
-    """
-    alpha = config.tokenizer.sampling_alpha
-    source_tokenizer = tokenizer.sampling(alpha) if alpha else tokenizer
-    target_tokenizer = source_tokenizer if config.tokenizer.sample_target else tokenizer
-
-    def batches(pairs: tf.data.Dataset) -> tf.data.Dataset:
-        return data_pipeline.make_batches(
-            pairs,
-            source_tokenizer,
-            target_tokenizer=target_tokenizer,
-            max_length=config.data.max_length,
-            tokens_per_batch=config.data.tokens_per_batch,
-            shuffle=True,
-            seed=config.data.shuffle_seed,
-            repeat=True,
-            concat_ratio=config.data.concat_ratio,
-        )
-
-    forward = batches(pairs)
-    if not config.data.bidirectional_steps:
-        return forward
-    # One batch per worker and step.
-    bidirectional = batches(both_directions(pairs)).take(
-        config.data.bidirectional_steps * num_workers
-    )
-    return bidirectional.concatenate(forward)
 
 
 class _Trainer:
@@ -281,7 +68,7 @@ class _Trainer:
         keras.mixed_precision.set_global_policy(config.train.precision)
         warning = bfloat16_speed_warning(
             config.train.precision,
-            _read_cpuinfo(),
+            read_cpuinfo(),
             has_accelerator=bool(tf.config.list_logical_devices("GPU"))
             or config.train.distribution == "tpu",
         )
@@ -294,9 +81,8 @@ class _Trainer:
         # Each worker reads its own share of the batches through a plain iterator, which (unlike
         # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
         self.worker_index, num_workers = distribute.worker_index_and_count(self.strategy)
-        train_batches = training_batches(
-            config, self.pairs[config.data.train_split], self.tokenizer, num_workers
-        )
+        train_pairs = self.pairs[config.data.train_split]
+        train_batches = training_batches(config, train_pairs, self.tokenizer)
         self.validation_batches = data_pipeline.make_batches(
             self.pairs[config.data.validation_split],
             self.tokenizer,
@@ -331,12 +117,14 @@ class _Trainer:
         )
         self.train_step = self._make_train_step()
         self.eval_step = tf.function(self._eval_step, reduce_retracing=True)
-        self.translator = Translator(
+        self.translator = ModelTranslator(
             self.model,
             self.tokenizer,
-            beam_size=1,
-            max_length_ratio=config.decode.max_length_ratio,
-            max_length_offset=config.decode.max_length_offset,
+            SearchOptions(
+                beam_size=1,
+                max_length_ratio=config.decode.max_length_ratio,
+                max_length_offset=config.decode.max_length_offset,
+            ),
         )
         self.writer = (
             tf.summary.create_file_writer(os.path.join(workdir, "tensorboard"))
@@ -354,7 +142,6 @@ class _Trainer:
             self.optimizer,
             self.config.train.label_smoothing,
             data_pipeline.PAD_ID,
-            rdrop_alpha=self.config.train.rdrop_alpha,
         )
 
         def step(iterator):
@@ -400,17 +187,8 @@ class _Trainer:
                 f"The data position of step {self.step} was saved without its data settings "
                 "(by an older version), so it cannot be checked against this pipeline"
             )
-        saved = json.loads(reader.get_tensor(key))
-        changed = sorted(
-            name
-            for name in {*saved, *self.data_settings}
-            if saved.get(name) != self.data_settings.get(name)
-        )
-        if changed:
-            differences = ", ".join(
-                f"{name} {saved.get(name)!r} -> {self.data_settings.get(name)!r}"
-                for name in changed
-            )
+        differences = changed_settings(json.loads(reader.get_tensor(key)), self.data_settings)
+        if differences:
             return (
                 f"The data settings changed since the data position of step {self.step} was "
                 f"saved ({differences}), so it does not fit this pipeline"
@@ -448,7 +226,7 @@ class _Trainer:
         hypotheses = self.translator.translate(sources, progress=False)
         bleu_score = bleu(hypotheses, references)[0]
         if self.chief:
-            checkpoints.atomic_write_text(
+            atomic_write_text(
                 os.path.join(self.output_dir, "eval", f"validation-step{self.step}.txt"),
                 "".join(h + "\n" for h in hypotheses),
             )
@@ -468,7 +246,7 @@ class _Trainer:
         config = self.config.train
         self.restore()
         best_path = os.path.join(self.best_dir, "best.json")
-        best_bleu = (checkpoints.read_json(best_path) or {}).get("validation_bleu")
+        best_bleu = (read_json(best_path) or {}).get("validation_bleu")
         if self.step >= config.steps:
             print(
                 f"Training already finished: step {self.step} of {config.steps} in "
@@ -536,7 +314,7 @@ class _Trainer:
                         best_bleu = values["validation_bleu"]
                         self.best_manager.save(checkpoint_number=step)
                         if self.chief:
-                            checkpoints.write_json(best_path, {"step": step, **values})
+                            write_json(best_path, {"step": step, **values})
         except KeyboardInterrupt:
             progress.close()
             self.save()
@@ -563,7 +341,7 @@ def train(config: ml_collections.ConfigDict, workdir: str) -> TrainResult:
     os.makedirs(workdir, exist_ok=True)
     trainer = _Trainer(config, workdir)
     if trainer.chief:
-        checkpoints.atomic_write_text(
+        atomic_write_text(
             os.path.join(workdir, "config.json"), config.to_json_best_effort(indent=2) + "\n"
         )
     try:

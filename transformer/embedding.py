@@ -5,8 +5,6 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from transformer.dropout import Dropout
-
 
 def positional_encoding(
     positions: tf.Tensor, depth: int, dtype: tf.DType = tf.float32
@@ -41,26 +39,16 @@ class TokenEmbedding(keras.layers.Layer):
     The same matrix can project decoder states back to vocabulary logits (:meth:`logits`), which
     ties the output layer to the embedding (Press & Wolf, 2017; the paper's section 3.4).
 
-    Args:
-        vocab_size: number of token ids.
-        d_model: embedding width.
-        token_dropout: in training, the share of tokens whose whole embedding vector is zeroed
-            (word dropout, Gal & Ghahramani, 2016; Sennrich et al., 2016): the model still sees a
-            token at that position, through the positional encoding, but not which one. Kept
-            embeddings are scaled by the inverse keep probability, as in :class:`Dropout`.
-
     Example:
         >>> embed = TokenEmbedding(vocab_size=8000, d_model=256)
         >>> embed(tf.constant([[5, 6, 7]])).shape
         TensorShape([1, 3, 256])
     """
 
-    def __init__(self, vocab_size: int, d_model: int, token_dropout: float = 0.0, **kwargs) -> None:
+    def __init__(self, vocab_size: int, d_model: int, **kwargs) -> None:
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.d_model = d_model
-        self.token_dropout = token_dropout
-        self.token_dropout_layer = Dropout(token_dropout, dtype=self.dtype_policy)
         self.embedding = keras.layers.Embedding(
             vocab_size,
             d_model,
@@ -73,17 +61,11 @@ class TokenEmbedding(keras.layers.Layer):
         self.embedding.build(token_ids_shape)
         self.built = True
 
-    def call(
-        self, token_ids: tf.Tensor, positions: tf.Tensor | None = None, training: bool = False
-    ) -> tf.Tensor:
+    def call(self, token_ids: tf.Tensor, positions: tf.Tensor | None = None) -> tf.Tensor:
         """``(batch, length)`` ids -> ``(batch, length, d_model)``; default positions 0..len-1."""
         if positions is None:
             positions = tf.range(tf.shape(token_ids)[1])
         embedded = self.embedding(token_ids) * tf.cast(self.d_model**0.5, self.compute_dtype)
-        if training and self.token_dropout > 0:
-            # One keep-or-drop multiplier per token, broadcast over its d_model features.
-            ones = tf.ones(tf.concat([tf.shape(token_ids), [1]], 0), self.compute_dtype)
-            embedded *= self.token_dropout_layer(ones, training=True)  # (batch, length, 1)
         return embedded + positional_encoding(positions, self.d_model, self.compute_dtype)
 
     def logits(self, states: tf.Tensor) -> tf.Tensor:
@@ -99,7 +81,5 @@ class TokenEmbedding(keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(
-            vocab_size=self.vocab_size, d_model=self.d_model, token_dropout=self.token_dropout
-        )
+        config.update(vocab_size=self.vocab_size, d_model=self.d_model)
         return config

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from transformer.dropout import Dropout, check_dropout_rate, sublayer_dropout_rates
+from transformer.dropout import Dropout, sublayer_dropout_rates
 from transformer.embedding import TokenEmbedding
 from transformer.layers import DecoderLayer, EncoderLayer
 from transformer.masks import padding_mask
@@ -46,8 +46,6 @@ class Transformer(keras.Model):
         attention_dropout: rate on the attention weights; ``None``: ``dropout``.
         activation_dropout: rate on the feed-forward hidden activations; ``None``: ``dropout``.
             fairseq's transformer configs keep these two at 0 and ``dropout`` at 0.1-0.3.
-        token_dropout: in training, the share of source and target input tokens whose whole
-            embedding is zeroed (word dropout; see :class:`TokenEmbedding`). Default 0.
         shared_embeddings: ``"all"`` — one matrix embeds source and target tokens and projects the
             output (needs a joint vocabulary); ``"target"`` — the target embedding is the output
             projection; ``"none"`` — three separate matrices.
@@ -76,7 +74,6 @@ class Transformer(keras.Model):
         pad_id: int = 0,
         attention_dropout: float | None = None,
         activation_dropout: float | None = None,
-        token_dropout: float = 0.0,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
@@ -100,7 +97,6 @@ class Transformer(keras.Model):
         attention_dropout, activation_dropout = sublayer_dropout_rates(
             dropout, attention_dropout, activation_dropout
         )
-        check_dropout_rate("token_dropout", token_dropout)
         if shared_embeddings not in SHARED_EMBEDDINGS:
             raise ValueError(
                 f"shared_embeddings must be one of {SHARED_EMBEDDINGS}, got {shared_embeddings!r}."
@@ -116,18 +112,16 @@ class Transformer(keras.Model):
         self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
         self.dropout, self.shared_embeddings = dropout, shared_embeddings
         self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
-        self.norm_first, self.pad_id, self.token_dropout = norm_first, pad_id, token_dropout
+        self.norm_first, self.pad_id = norm_first, pad_id
 
         policy = self.dtype_policy
         self.target_embedding = TokenEmbedding(
-            target_vocab_size, d_model, token_dropout, dtype=policy, name="target_embedding"
+            target_vocab_size, d_model, dtype=policy, name="target_embedding"
         )
         self.source_embedding = (
             self.target_embedding
             if shared_embeddings == "all"
-            else TokenEmbedding(
-                source_vocab_size, d_model, token_dropout, dtype=policy, name="source_embedding"
-            )
+            else TokenEmbedding(source_vocab_size, d_model, dtype=policy, name="source_embedding")
         )
         self.output_projection = (
             None
@@ -172,8 +166,7 @@ class Transformer(keras.Model):
         ``(batch, 1, 1, source_len)`` source padding mask the decoder needs with it.
         """
         memory_mask = padding_mask(source_ids, self.pad_id)
-        x = self.source_embedding(source_ids, training=training)
-        x = self.embedding_dropout(x, training=training)
+        x = self.embedding_dropout(self.source_embedding(source_ids), training=training)
         for layer in self.encoder_layers:
             x = layer(x, padding_mask=memory_mask, training=training)
         return self.encoder_norm(x), memory_mask
@@ -193,8 +186,7 @@ class Transformer(keras.Model):
         ``(batch, heads, target_len, source_len)``.
         """
         self_attention_mask = padding_mask(target_in_ids, self.pad_id)  # causal added per layer
-        x = self.target_embedding(target_in_ids, training=training)
-        x = self.embedding_dropout(x, training=training)
+        x = self.embedding_dropout(self.target_embedding(target_in_ids), training=training)
         cross_attention = []
         for layer in self.decoder_layers:
             x, weights = layer(
@@ -276,6 +268,5 @@ class Transformer(keras.Model):
             pad_id=self.pad_id,
             attention_dropout=self.attention_dropout,
             activation_dropout=self.activation_dropout,
-            token_dropout=self.token_dropout,
         )
         return config

@@ -1,13 +1,12 @@
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from decoding.common import forbid_tokens, output_length_limits, trim_output
+from decoding.options import SearchOptions
 
 
 def limits_of(source_ids, **options):
-    options = {"max_length": None, "max_length_ratio": 1.5, "max_length_offset": 10, **options}
-    limits, buffer_length = output_length_limits(source_ids, pad_id=0, **options)
+    limits, buffer_length = output_length_limits(source_ids, SearchOptions(**options))
     return limits.numpy().tolist(), int(buffer_length)
 
 
@@ -20,25 +19,11 @@ def test_limits_use_the_real_source_length_and_the_buffer_the_padded_one():
 
 def test_limits_of_an_unknown_source_length_inside_a_graph():
     limits = tf.function(
-        lambda source: output_length_limits(
-            source, max_length=None, max_length_ratio=1.5, max_length_offset=10, pad_id=0
-        ),
+        lambda source: output_length_limits(source, SearchOptions()),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
     )
     computed, buffer_length = limits(tf.constant([[5, 6, 7, 0]]))
     assert computed.numpy().tolist() == [14] and int(buffer_length) == 16
-
-
-@pytest.mark.parametrize(
-    "options, message",
-    [
-        ({"max_length": 0}, "max_length must be a positive integer"),
-        ({"max_length_ratio": -1.0}, "must not be negative"),
-    ],
-)
-def test_bad_length_options_fail_with_clear_messages(options, message):
-    with pytest.raises(ValueError, match=message):
-        limits_of(tf.constant([[5]]), **options)
 
 
 def test_forbidden_tokens_get_minus_infinity_scores():

@@ -1,13 +1,15 @@
 """Ensemble decoding: the log of the members' mean probabilities, each member with its own cache."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import BOS_ID, Ensemble, beam_search, greedy_search
+from decoding import BOS_ID, Ensemble, SearchOptions, beam_search, greedy_search
 
 # Short limits keep the tests fast: round(1.0 * source_length + 4) tokens.
-LENGTHS = dict(max_length_ratio=1.0, max_length_offset=4)
+LENGTHS = SearchOptions(max_length_ratio=1.0, max_length_offset=4)
 
 
 @pytest.fixture
@@ -41,13 +43,13 @@ def test_beam_search_scores_its_outputs_with_the_mean_distribution(
     two_models, sources, teacher_forced_scores
 ):
     ensemble = Ensemble(two_models)
-    ids, scores = beam_search(ensemble, sources, beam_size=3, length_penalty=0.6, **LENGTHS)
+    ids, scores = beam_search(ensemble, sources, replace(LENGTHS, beam_size=3, length_penalty=0.6))
     expected = teacher_forced_scores(two_models, sources, ids.numpy(), alpha=0.6)
     np.testing.assert_allclose(scores.numpy(), expected, atol=1e-4)
     # Under XLA the ensemble searches the same way.
     compiled = tf.function(
         lambda source_ids: beam_search(
-            ensemble, source_ids, beam_size=3, length_penalty=0.6, **LENGTHS
+            ensemble, source_ids, replace(LENGTHS, beam_size=3, length_penalty=0.6)
         )[0],
         jit_compile=True,
     )
@@ -58,11 +60,11 @@ def test_an_ensemble_of_one_model_twice_decodes_as_the_model(make_model, sources
     model = make_model()
     ensemble = Ensemble([model, model])
     np.testing.assert_array_equal(
-        greedy_search(ensemble, sources, **LENGTHS).numpy(),
-        greedy_search(model, sources, **LENGTHS).numpy(),
+        greedy_search(ensemble, sources, LENGTHS).numpy(),
+        greedy_search(model, sources, LENGTHS).numpy(),
     )
-    ensemble_ids, ensemble_scores = beam_search(ensemble, sources, beam_size=3, **LENGTHS)
-    model_ids, model_scores = beam_search(model, sources, beam_size=3, **LENGTHS)
+    ensemble_ids, ensemble_scores = beam_search(ensemble, sources, replace(LENGTHS, beam_size=3))
+    model_ids, model_scores = beam_search(model, sources, replace(LENGTHS, beam_size=3))
     np.testing.assert_array_equal(ensemble_ids.numpy(), model_ids.numpy())
     np.testing.assert_allclose(ensemble_scores.numpy(), model_scores.numpy(), atol=1e-5)
 

@@ -1,24 +1,27 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import beam_search, decode, greedy_search
+from decoding import SearchOptions, beam_search, decode, greedy_search
 
-LENGTHS = dict(max_length_ratio=1.0, max_length_offset=4)
+LENGTHS = SearchOptions(max_length_ratio=1.0, max_length_offset=4)
 
 
 def test_a_beam_of_one_runs_greedy_search(make_model, sources):
     model = make_model()
     np.testing.assert_array_equal(
-        decode(model, sources, beam_size=1, **LENGTHS), greedy_search(model, sources, **LENGTHS)
+        decode(model, sources, replace(LENGTHS, beam_size=1)),
+        greedy_search(model, sources, LENGTHS),
     )
 
 
 def test_larger_beams_run_beam_search(make_model, sources):
     model = make_model()
-    ids, _ = beam_search(model, sources, beam_size=3, length_penalty=1.0, **LENGTHS)
+    ids, _ = beam_search(model, sources, replace(LENGTHS, beam_size=3, length_penalty=1.0))
     np.testing.assert_array_equal(
-        decode(model, sources, beam_size=3, length_penalty=1.0, **LENGTHS), ids
+        decode(model, sources, replace(LENGTHS, beam_size=3, length_penalty=1.0)), ids
     )
 
 
@@ -26,9 +29,9 @@ def test_larger_beams_run_beam_search(make_model, sources):
 def test_works_in_a_graph_of_unknown_batch_and_source_length(make_model, sources, beam_size):
     model = make_model()
     graph = tf.function(
-        lambda ids: decode(model, ids, beam_size=beam_size, **LENGTHS),
+        lambda ids: decode(model, ids, replace(LENGTHS, beam_size=beam_size)),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
     )
     np.testing.assert_array_equal(
-        graph(sources), decode(model, sources, beam_size=beam_size, **LENGTHS)
+        graph(sources), decode(model, sources, replace(LENGTHS, beam_size=beam_size))
     )

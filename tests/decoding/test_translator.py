@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding.translator import Translator, pad_to_buckets
+from decoding.options import SearchOptions
+from decoding.translator import ModelTranslator, pad_to_buckets, truncation_warnings
 from inference.loading import load_model
 
 
@@ -33,10 +34,10 @@ def test_the_xla_compiled_search_translates_as_the_graph_one(tiny_run, beam_size
     model, tokenizer, _ = load_model(workdir, "latest")
     sentences = ["Ein Hund rennt.", "", "Zwei Männer stehen auf einer Straße und reden.", "Ja"]
     translations = {
-        jit: Translator(
+        jit: ModelTranslator(
             model,
             tokenizer,
-            beam_size=beam_size,
+            SearchOptions(beam_size=beam_size),
             max_source_length=32,
             jit_compile=jit,
             length_bucket=8,
@@ -45,3 +46,17 @@ def test_the_xla_compiled_search_translates_as_the_graph_one(tiny_run, beam_size
     }
     assert translations[True] == translations[False]
     assert any(translations[True])
+
+
+def test_truncation_warnings_name_each_sentence_longer_than_the_model_reads(tiny_run):
+    workdir, _ = tiny_run
+    model, tokenizer, _ = load_model(workdir, "latest")
+    translator = ModelTranslator(model, tokenizer, max_source_length=6)
+    long_sentence = "Zwei Männer stehen auf einer Straße und reden."
+    warnings = translator.truncation_warnings(["Ja", long_sentence, ""])
+    assert len(warnings) == 1 and warnings[0].startswith("warning: sentence 2 has ")
+    assert warnings[0].endswith("tokens; only the first 5 are translated.")
+    assert translator.truncation_warnings([]) == []
+    assert truncation_warnings([5, 6], max_source_length=6) == [
+        "warning: sentence 2 has 6 tokens; only the first 5 are translated."
+    ]

@@ -1,13 +1,19 @@
 import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from configs import base
 from decoding import Ensemble
-from inference.export import export_saved_model
-from inference.loading import SavedModelTranslator, load_config, load_translator
-from training.config import ConfigError
-from training.trainer import build_model
+from inference.export import SavedModelTranslator, export_saved_model
+from inference.loading import load_config, load_translator
+from training.builders import build_model
+from training.config import RETIRED_OPTIONS, ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_work_directories_from_before_num_decoder_layers_keep_their_depth(tmp_path):
@@ -47,3 +53,35 @@ def test_an_ensemble_refuses_a_work_directory_with_another_tokenizer(
     with pytest.raises(ConfigError, match="tokenizer differs"):
         load_translator(tiny_run[0], "latest", ensemble=[workdir_with_another_tokenizer])
 
+
+@pytest.mark.parametrize("key", sorted(RETIRED_OPTIONS))
+def test_a_retired_option_left_off_loads_and_one_that_was_used_is_named(tmp_path, key):
+    section, name = key.split(".")
+    saved = json.loads(base.get_config().to_json())
+    saved[section][name] = RETIRED_OPTIONS[key]
+    (tmp_path / "config.json").write_text(json.dumps(saved))
+    assert name not in load_config(str(tmp_path))[section]
+    saved[section][name] = 0.5 if key != "tokenizer.sample_target" else False
+    (tmp_path / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(
+        ConfigError, match=rf"config.json sets {key} = .*commit [0-9a-f]{{7}}"
+    ) as error:
+        load_config(str(tmp_path))
+    assert "\n" not in str(error.value)
+
+
+def test_translating_with_a_work_directory_does_not_import_the_training_loop(tiny_run):
+    workdir, _ = tiny_run
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from inference import load_translator
+        translator, _ = load_translator({workdir!r}, "latest", jit_compile=False)
+        print(translator.translate(["Ein Hund rennt."], progress=False))
+        assert "training.trainer" not in sys.modules and "training.data" not in sys.modules
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -108,16 +108,19 @@ def serve_in_a_fresh_process(saved_model: str) -> list[str]:
 def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, workdir):
     saved_model_translations = serve_in_a_fresh_process(saved_model)
 
-    # translate.py on the same checkpoint gives the same translations.
-    direct = run_script(
-        "translate.py",
-        f"--workdir={workdir}",
-        "--input=-",
-        stdin="".join(line + "\n" for line in BAD_INPUTS),
-    )
-    assert direct.returncode == 0, direct.stderr
-    assert direct.stdout.splitlines() == saved_model_translations
-    assert "warning: sentence 3 has" in direct.stderr  # the 5,000-character line is truncated
+    # translate.py on the same checkpoint, and on the SavedModel: the same translations, and a
+    # warning that the 5,000-character line (sentence 3) is truncated.
+    for model_flag in (f"--workdir={workdir}", f"--saved_model={saved_model}"):
+        completed = run_script(
+            "translate.py",
+            model_flag,
+            "--input=-",
+            stdin="".join(line + "\n" for line in BAD_INPUTS),
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert completed.stdout.splitlines() == saved_model_translations
+        assert completed.stderr.count("warning: sentence") == 1
+        assert "warning: sentence 3 has" in completed.stderr
 
 
 def test_saved_models_with_and_without_the_xla_compiled_search_serve_the_same(

@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from configs import base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_en_de_base
-from training.config import ConfigError, validate
+from configs import base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_de_en_base
+from training.config import RETIRED_OPTIONS, ConfigError, validate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
-    "module", [base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_en_de_base]
+    "module", [base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_de_en_base]
 )
 def test_shipped_configs_are_valid(module):
     validate(module.get_config())
@@ -40,7 +40,6 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             r"or None for model.dropout's",
         ),
         ("model.activation_dropout", -0.2, r"config.model.activation_dropout = -0.2 is invalid"),
-        ("model.token_dropout", 1.0, r"config.model.token_dropout = 1.0 is invalid"),
         ("train.steps", 0, r"config.train.steps = 0 is invalid: expected a positive integer"),
         ("model.num_decoder_layers", 0, r"config.model.num_decoder_layers = 0 is invalid"),
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
@@ -51,21 +50,6 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             "train.weight_decay",
             -0.01,
             r"config.train.weight_decay = -0.01 is invalid: expected a non-negative number",
-        ),
-        (
-            "train.rdrop_alpha",
-            -1.0,
-            r"config.train.rdrop_alpha = -1.0 is invalid: expected a non-negative number",
-        ),
-        (
-            "data.concat_ratio",
-            1.5,
-            r"config.data.concat_ratio = 1.5 is invalid: expected a number in \[0, 1\]",
-        ),
-        (
-            "data.bidirectional_steps",
-            -1,
-            r"config.data.bidirectional_steps = -1 is invalid: expected a whole number of steps",
         ),
         (
             "tokenizer.sampling_alpha",
@@ -80,18 +64,6 @@ def test_bad_values_are_errors_naming_the_key(key, value, message):
     config[section][name] = value
     with pytest.raises(ConfigError, match=message):
         validate(config)
-
-
-def test_rdrop_without_any_dropout_is_an_error():
-    config = tiny.get_config()  # dropout 0
-    config.train.rdrop_alpha = 5.0
-    with pytest.raises(ConfigError, match="R-Drop compares two dropout masks: set model.dropout"):
-        validate(config)
-    config.model.attention_dropout = 0.001  # rounds to no dropout at all (1/256 steps)
-    with pytest.raises(ConfigError, match="R-Drop compares two dropout masks"):
-        validate(config)
-    config.model.attention_dropout = 0.1
-    validate(config)
 
 
 @pytest.mark.parametrize(
@@ -146,3 +118,9 @@ def test_a_cosine_decay_needs_more_steps_than_warmup():
     config.train.steps = config.train.warmup_steps
     with pytest.raises(ConfigError, match=r"config.train.warmup_steps = 1000 is invalid: a cosine"):
         validate(config)
+
+
+@pytest.mark.parametrize("key", sorted(RETIRED_OPTIONS))
+def test_the_retired_options_are_gone_from_the_schema(key):
+    section, name = key.split(".")
+    assert name not in base.get_config()[section]

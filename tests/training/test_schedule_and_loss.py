@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training.loss import label_smoothed_loss, symmetric_kl
+from training.loss import label_smoothed_loss
 from training.schedule import WarmupCosine, WarmupInverseSqrt, make_schedule
 
 
@@ -68,25 +68,6 @@ def test_perfect_prediction_costs_nothing_and_padding_is_never_accuracy():
     loss_sum, correct, count = label_smoothed_loss(logits, targets, 0.0)
     assert float(loss_sum) == pytest.approx(0.0, abs=1e-4)
     assert float(correct) == 2.0 and float(count) == 2.0
-
-
-def test_symmetric_kl_is_both_divergences_summed_over_real_tokens():
-    rng = np.random.default_rng(2)
-    logits_a, logits_b = rng.normal(size=[2, 2, 5, 9])
-    targets = rng.integers(1, 9, size=[2, 5])
-    targets[0, 2:] = 0
-    p_a, p_b = (np.exp(x) / np.exp(x).sum(-1, keepdims=True) for x in (logits_a, logits_b))
-    kl_ab = (p_a * np.log(p_a / p_b)).sum(-1)
-    kl_ba = (p_b * np.log(p_b / p_a)).sum(-1)
-    expected = ((kl_ab + kl_ba) * (targets != 0)).sum()
-    actual = symmetric_kl(
-        tf.constant(logits_a, tf.float32), tf.constant(logits_b, tf.float32), tf.constant(targets)
-    )
-    assert float(actual) == pytest.approx(expected, rel=1e-5)
-    same = symmetric_kl(
-        tf.constant(logits_a, tf.float32), tf.constant(logits_a, tf.float32), tf.constant(targets)
-    )
-    assert float(same) == pytest.approx(0.0, abs=1e-6)
 
 
 def test_cosine_schedule_warms_up_then_decays_to_zero_at_the_last_step():

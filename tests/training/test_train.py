@@ -19,6 +19,7 @@ import tensorflow as tf
 
 import data_pipeline
 from configs import tiny
+from training import data as training_data
 from training import trainer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -204,20 +205,10 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()
 
 
-@pytest.mark.parametrize(
-    "section, key, value",
-    [
-        ("tokenizer", "sampling_alpha", 0.3),
-        ("data", "concat_ratio", 0.5),
-        ("data", "bidirectional_steps", 15),  # resumes inside the two-direction stage
-    ],
-)
-def test_data_that_varies_by_epoch_trains_and_resumes(
-    tfds_dir, tiny_tokenizer, tmp_path, caplog, section, key, value
-):
-    # Subword sampling and concatenation build a new epoch on every pass.
+def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path, caplog):
+    # Subword sampling builds a new epoch on every pass.
     config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
-    config[section][key] = value
+    config.tokenizer.sampling_alpha = 0.3
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     assert trainer.train(config, workdir).step == 10
     config.train.steps = 20
@@ -230,38 +221,10 @@ def test_data_that_varies_by_epoch_trains_and_resumes(
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
 
 
-def _unpadded_rows(ids: tf.Tensor) -> tf.RaggedTensor:
-    """The ids of a padded `source` or `target_out` batch without padding and the final EOS."""
-    return tf.ragged.constant([list(row[row != data_pipeline.PAD_ID][:-1]) for row in ids.numpy()])
-
-
-def test_bidirectional_steps_train_both_directions_first_then_the_forward_one(
-    tfds_dir, tiny_tokenizer
-):
-    config = tiny_config(tfds_dir)
-    config.data.bidirectional_steps = 3
-    pairs, tokenizer = trainer.load_data(config, os.path.dirname(tiny_tokenizer), [])
-    train_pairs = pairs[config.data.train_split]
-    german, english = (
-        {data_pipeline.normalize_text(text.decode()) for text in side}
-        for side in zip(*train_pairs.as_numpy_iterator(), strict=True)
-    )
-
-    def source_languages(batch):
-        texts = [t.decode() for t in tokenizer.detokenize(_unpadded_rows(batch["source"])).numpy()]
-        return sum(t in german for t in texts), sum(t in english for t in texts)
-
-    batches = trainer.training_batches(config, train_pairs, tokenizer, num_workers=2)
-    languages = [source_languages(batch) for batch in batches.take(10)]
-    # 3 steps of 2 workers: 6 batches with sources in both languages, then German only.
-    assert sum(de for de, _ in languages[:6]) > 0 and sum(en for _, en in languages[:6]) > 0
-    assert all(de > 0 and en == 0 for de, en in languages[6:]), languages
-
-
 def test_extra_train_data_joins_the_training_pairs(tfds_dir, tiny_tokenizer):
     config = tiny_config(tfds_dir)
     config.data.extra_train_data = "multi30k/fr-en, multi30k/cs-en"
-    pairs, _ = trainer.load_data(config, os.path.dirname(tiny_tokenizer), [])
+    pairs, _ = training_data.load_data(config, os.path.dirname(tiny_tokenizer), [])
     splits = {
         name: list(
             data_pipeline.load_translation_splits(name, ["train"], tfds_dir)["train"]
@@ -276,34 +239,10 @@ def test_extra_train_data_joins_the_training_pairs(tfds_dir, tiny_tokenizer):
     assert joined[:2] == splits["multi30k/de-en"]
     assert joined[29000:29002] == splits["multi30k/fr-en"]
     assert joined[58000:58002] == splits["multi30k/cs-en"]
-    assert trainer.data_settings(config, 1)["data.extra_train_data"] == config.data.extra_train_data
-
-
-@pytest.mark.parametrize("sample_target", [True, False])
-def test_sample_target_false_samples_the_source_side_only(tfds_dir, tiny_tokenizer, sample_target):
-    config = tiny_config(tfds_dir)
-    config.tokenizer.sampling_alpha = 0.5
-    config.tokenizer.sample_target = sample_target
-    pairs, tokenizer = trainer.load_data(config, os.path.dirname(tiny_tokenizer), [])
-    batch = next(iter(trainer.training_batches(config, pairs["train"], tokenizer, 1)))
-
-    def sampled_rows(ids):
-        """How many rows differ from the best segmentation of their own text."""
-        rows = _unpadded_rows(ids)
-        best = tokenizer.tokenize(tokenizer.detokenize(rows)).to_list()
-        return sum(row != again for row, again in zip(rows.to_list(), best, strict=True))
-
-    assert sampled_rows(batch["source"]) > 0
-    assert (sampled_rows(batch["target_out"]) > 0) == sample_target
-
-
-def test_rdrop_trains_through_the_trainer(tfds_dir, tiny_tokenizer, tmp_path):
-    config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
-    config.model.dropout = 0.1
-    config.train.rdrop_alpha = 5.0
-    result = trainer.train(config, new_workdir(tmp_path, tiny_tokenizer))
-    assert result.step == 10
-    assert all(np.isfinite(loss) for _, loss in result.train_losses)
+    assert (
+        training_data.data_settings(config, 1)["data.extra_train_data"]
+        == config.data.extra_train_data
+    )
 
 
 def test_changed_data_settings_restart_the_data_on_resume(
@@ -327,44 +266,3 @@ def test_changed_data_settings_restart_the_data_on_resume(
     with caplog.at_level(logging.WARNING):
         assert trainer.train(config, workdir).step == 8
     assert "saved without its data settings" in caplog.text
-
-
-ZEN2_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
-ZEN5_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma avx512f avx512_bf16\n"
-ARM_CPUINFO = "processor\t: 0\nFeatures\t: fp asimd sve bf16\n"
-
-
-def test_bfloat16_speed_warning_only_where_bfloat16_is_emulated():
-    warning = trainer.bfloat16_speed_warning("mixed_bfloat16", ZEN2_CPUINFO, has_accelerator=False)
-    assert "no native bfloat16" in warning
-    assert "--config.train.precision=float32" in warning
-    for cpuinfo in (ZEN5_CPUINFO, ARM_CPUINFO):
-        assert trainer.bfloat16_speed_warning("mixed_bfloat16", cpuinfo, False) is None
-    assert trainer.bfloat16_speed_warning("float32", ZEN2_CPUINFO, False) is None
-    assert trainer.bfloat16_speed_warning("mixed_bfloat16", ZEN2_CPUINFO, True) is None
-    assert trainer.bfloat16_speed_warning("mixed_bfloat16", None, False) is None
-
-
-@pytest.mark.parametrize("weight_decay", [0.0, 0.5])
-def test_weight_decay_shrinks_weight_matrices_and_embeddings_only(weight_decay):
-    config = tiny.get_config()
-    config.train.weight_decay = weight_decay
-    model = trainer.build_model(config, vocab_size=40)
-    optimizer = trainer.build_optimizer(config)
-    learning_rate = float(optimizer.learning_rate)
-    before = {variable.path: variable.numpy() for variable in model.trainable_variables}
-    # Zero gradients: Adam moves nothing, so any change is the decay alone.
-    optimizer.apply_gradients(
-        [(tf.zeros_like(variable), variable) for variable in model.trainable_variables]
-    )
-    decayed = {"embeddings", "kernel"}
-    assert {variable.name for variable in model.trainable_variables} == decayed | {
-        "bias",
-        "gamma",
-        "beta",
-    }
-    for variable in model.trainable_variables:
-        factor = 1 - learning_rate * weight_decay if variable.name in decayed else 1.0
-        np.testing.assert_allclose(
-            variable.numpy(), before[variable.path] * factor, rtol=1e-6, err_msg=variable.path
-        )

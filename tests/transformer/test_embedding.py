@@ -1,4 +1,3 @@
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -42,22 +41,3 @@ def test_tied_logits_use_the_embedding_matrix():
     np.testing.assert_allclose(
         embed.logits(states), states.numpy() @ embed.embedding.embeddings.numpy().T, atol=1e-5
     )
-
-
-def test_token_dropout_zeroes_whole_token_embeddings_in_training_only():
-    keras.utils.set_random_seed(0)
-    embed = TokenEmbedding(vocab_size=10, d_model=8, token_dropout=0.5)
-    ids = tf.constant(np.full([4, 64], 7))
-    positions = positional_encoding(tf.range(64), 8).numpy()
-    inference = embed(ids).numpy() - positions
-    token_parts = embed(ids, training=True).numpy() - positions  # (4, 64, 8)
-    dropped = np.all(np.abs(token_parts) < 1e-6, axis=-1)
-    kept = np.all(np.abs(token_parts - 2 * inference) < 1e-5, axis=-1)  # scaled by 1 / 0.5
-    assert np.all(dropped | kept)  # each token's whole vector is dropped, or all of it kept
-    assert 0.35 < dropped.mean() < 0.65
-    assert TokenEmbedding.from_config(embed.get_config()).token_dropout == 0.5
-
-
-def test_token_dropout_rejects_a_bad_rate():
-    with pytest.raises(ValueError, match="rate must be a number"):
-        TokenEmbedding(vocab_size=10, d_model=8, token_dropout=1.0)

@@ -161,7 +161,6 @@ def test_get_config_round_trip_gives_the_same_model():
         ({"dropout": 1.5}, "dropout must be a number"),
         ({"attention_dropout": 1.0}, "attention_dropout must be a number"),
         ({"activation_dropout": -0.1}, "activation_dropout must be a number"),
-        ({"token_dropout": 1.0}, "token_dropout must be a number"),
         ({"shared_embeddings": "all", "target_vocab_size": 30}, "needs one joint vocabulary"),
         ({"shared_embeddings": "some"}, "shared_embeddings must be one of"),
         ({"num_layers": 0}, "num_layers must be a positive integer"),
@@ -187,18 +186,17 @@ def test_attention_and_activation_dropout_default_to_dropout_and_reach_their_lay
     assert (clone.attention_dropout, clone.activation_dropout) == (0.1, 0.0)
 
 
-@pytest.mark.parametrize("rate_name", ["attention_dropout", "activation_dropout", "token_dropout"])
+@pytest.mark.parametrize("rate_name", ["attention_dropout", "activation_dropout"])
 def test_attention_or_activation_dropout_alone_makes_training_outputs_random(rate_name):
     """Every other rate at 0: the named one alone changes training-mode logits; at 0 as well,
     training mode gives the inference logits."""
     rng = np.random.default_rng(5)
     inputs = (random_ids(rng, [2, 6]), random_ids(rng, [2, 5]))
     keras.utils.set_random_seed(0)
-    rates = {"attention_dropout": 0.0, "activation_dropout": 0.0, "token_dropout": 0.0}
-    noisy = tiny_model(**{**rates, rate_name: 0.5})
+    noisy = tiny_model(**{"attention_dropout": 0.0, "activation_dropout": 0.0, rate_name: 0.5})
     inference = noisy(inputs).numpy()
     assert not np.allclose(noisy(inputs, training=True), inference, atol=1e-3)
-    quiet = tiny_model(**rates)
+    quiet = tiny_model(attention_dropout=0.0, activation_dropout=0.0)
     quiet(inputs)
     quiet.set_weights(noisy.get_weights())
     np.testing.assert_allclose(quiet(inputs, training=True), inference, atol=1e-5)

@@ -1,4 +1,7 @@
-"""The paper's base model on WMT14 English -> German (downloads the data; for accelerators)."""
+"""The paper's base model (6+6 layers, d_model 512) on WMT14 German -> English (downloads the
+data; for accelerators). TFDS's wmt14_translate/de-en has German sources and English targets.
+Not trained in this repository: no measured result (docs/RESULTS.md records Multi30k only).
+"""
 
 from configs import base
 

@@ -1,0 +1,5 @@
+"""Helpers that training and inference both use, importing no other project package.
+
+``files`` (atomic writes and the JSON files of a work directory) and ``metrics`` (sacreBLEU's
+BLEU and chrF on detokenized text).
+"""

@@ -1,0 +1,60 @@
+"""What a search needs besides the model and the source ids, in one value with one set of defaults.
+
+Each sentence's output length limit (its real length ``n`` counts the non-padding source
+tokens; EOS included in the output)::
+
+    limit = min(max_length, round(max_length_ratio * n + max_length_offset))   # at least 1
+
+Example:
+    >>> options = SearchOptions(beam_size=4, length_penalty=1.2)
+    >>> dataclasses.replace(options, beam_size=1).beam_size   # greedy search, same limits
+    1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID  # defined once, there
+
+
+def _is_positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """Search options; the constructor checks them and raises a ValueError naming a bad one.
+
+    Args:
+        beam_size: hypotheses kept per sentence; 1 runs greedy search.
+        length_penalty: GNMT ``alpha`` of beam search, ``((5 + length) / 6) ** alpha``; 0 ranks
+            hypotheses by the plain sum of log-probabilities.
+        max_length: a hard cap on every output's length, or None.
+        max_length_ratio, max_length_offset: the output limit relative to the source length.
+        bos_id, eos_id, pad_id: special ids; ``eos_id=None`` decodes every sentence to its limit.
+    """
+
+    beam_size: int = 4
+    length_penalty: float = 0.6
+    max_length: int | None = None
+    max_length_ratio: float = 1.5
+    max_length_offset: float = 10
+    bos_id: int = BOS_ID
+    eos_id: int | None = EOS_ID
+    pad_id: int = PAD_ID
+
+    def __post_init__(self) -> None:
+        if not _is_positive_int(self.beam_size):
+            raise ValueError(f"beam_size must be a positive integer, got {self.beam_size!r}.")
+        if self.length_penalty < 0:
+            raise ValueError(f"length_penalty must not be negative, got {self.length_penalty}.")
+        if self.max_length is not None and not _is_positive_int(self.max_length):
+            raise ValueError(
+                f"max_length must be a positive integer or None, got {self.max_length!r}."
+            )
+        if self.max_length_ratio < 0 or self.max_length_offset < 0:
+            raise ValueError(
+                f"max_length_ratio ({self.max_length_ratio}) and max_length_offset "
+                f"({self.max_length_offset}) must not be negative."
+            )

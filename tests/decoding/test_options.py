@@ -1,0 +1,31 @@
+import dataclasses
+
+import pytest
+
+from decoding.options import SearchOptions
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"beam_size": 0}, "beam_size must be a positive integer"),
+        ({"beam_size": True}, "beam_size must be a positive integer"),
+        ({"length_penalty": -0.5}, "length_penalty must not be negative"),
+        ({"max_length": 0}, "max_length must be a positive integer"),
+        ({"max_length_ratio": -1.0}, "must not be negative"),
+        ({"max_length_offset": -1}, "must not be negative"),
+    ],
+)
+def test_bad_options_fail_with_clear_messages(options, message):
+    with pytest.raises(ValueError, match=message):
+        SearchOptions(**options)
+
+
+def test_options_are_immutable_and_replaced_as_a_whole():
+    options = SearchOptions(beam_size=4, length_penalty=1.2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.beam_size = 1
+    greedy = dataclasses.replace(options, beam_size=1)
+    assert (greedy.beam_size, greedy.length_penalty) == (1, 1.2)
+    with pytest.raises(ValueError, match="beam_size"):
+        dataclasses.replace(options, beam_size=-1)

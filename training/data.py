@@ -1,0 +1,127 @@
+"""The training data of a config: the pairs, the tokenizer, the endless shuffled batches, and the
+settings a saved position of those batches depends on (so a resumed run knows if it still fits).
+"""
+
+from __future__ import annotations
+
+import ml_collections
+import tensorflow as tf
+
+import data_pipeline
+from training.config import ConfigError
+
+
+def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
+    """The settings a saved position of the training batches depends on.
+
+    A position restores only into a pipeline built with the same settings; after a change
+    (e.g. ``--config.data.max_length``) training resumes with the data from the start of its
+    order instead (:func:`changed_settings`).
+
+    Example:
+        >>> data_settings(configs.tiny.get_config(), 1)["data.max_length"]
+        48
+    """
+    settings = {
+        "data.name": config.data.name,
+        "data.train_split": config.data.train_split,
+        "data.max_length": config.data.max_length,
+        "data.tokens_per_batch": config.data.tokens_per_batch,
+        "data.shuffle_seed": config.data.shuffle_seed,
+        "tokenizer.sampling_alpha": config.tokenizer.sampling_alpha,
+        "train.seed": config.train.seed,
+        "workers": num_workers,
+    }
+    # Added later: it counts only when set, so positions saved before it existed still fit.
+    if config.data.extra_train_data:
+        settings["data.extra_train_data"] = config.data.extra_train_data
+    return settings
+
+
+def changed_settings(saved: dict, current: dict) -> str | None:
+    """``"name old -> new, ..."`` for each setting that differs, or None when none does.
+
+    Example:
+        >>> changed_settings({"workers": 1}, {"workers": 2})
+        'workers 1 -> 2'
+    """
+    changed = sorted(name for name in {*saved, *current} if saved.get(name) != current.get(name))
+    if not changed:
+        return None
+    return ", ".join(f"{name} {saved.get(name)!r} -> {current.get(name)!r}" for name in changed)
+
+
+def extra_train_data(config: ml_collections.ConfigDict) -> list[str]:
+    """The names in ``data.extra_train_data``; each must translate into ``data.name``'s target
+    language (a ConfigError otherwise: one model learns one target language here).
+
+    Example:
+        >>> config.data.name, config.data.extra_train_data = "multi30k/en-de", "multi30k/fr-de"
+        >>> extra_train_data(config)  # doctest: +SKIP
+        ['multi30k/fr-de']
+    """
+    names = [name.strip() for name in config.data.extra_train_data.split(",") if name.strip()]
+    if not names:
+        return []
+    data_dir = config.data.data_dir or None
+    target = data_pipeline.language_pair(config.data.name, data_dir)[1]
+    for name in names:
+        extra_target = data_pipeline.language_pair(name, data_dir)[1]
+        if extra_target != target:
+            raise ConfigError(
+                f"config.data.extra_train_data names {name!r}, which translates into "
+                f"{extra_target!r}, but config.data.name ({config.data.name!r}) into {target!r}; "
+                "add only data sets with the same target language."
+            )
+    return names
+
+
+def load_data(
+    config: ml_collections.ConfigDict, workdir: str, splits: list[str]
+) -> tuple[dict[str, tf.data.Dataset], data_pipeline.Tokenizer]:
+    """Returns ``(split -> (source, target) string pairs, tokenizer)``; trains the tokenizer on
+    the training split (with ``data.extra_train_data``'s) the first time.
+
+    Example:
+        >>> pairs, tokenizer = load_data(config, "/tmp/run", ["validation"])  # doctest: +SKIP
+    """
+    train_split, data_dir = config.data.train_split, config.data.data_dir or None
+    extra_names = extra_train_data(config)  # Checked before any data is read.
+    pairs = data_pipeline.load_translation_splits(
+        config.data.name, sorted({train_split, *splits}), data_dir=data_dir
+    )
+    for name in extra_names:
+        extra = data_pipeline.load_translation_splits(name, [train_split], data_dir)
+        pairs[train_split] = pairs[train_split].concatenate(extra[train_split])
+    tokenizer = data_pipeline.load_or_train_tokenizer(
+        workdir,
+        pairs[train_split],
+        config.tokenizer.vocab_size,
+        config.tokenizer.model_type,
+        seed=config.train.seed,
+    )
+    return pairs, tokenizer
+
+
+def training_batches(
+    config: ml_collections.ConfigDict,
+    pairs: tf.data.Dataset,
+    tokenizer: data_pipeline.Tokenizer,
+) -> tf.data.Dataset:
+    """The endless, shuffled training batches of ``config`` (before sharding over workers).
+
+    With ``tokenizer.sampling_alpha`` > 0 every epoch samples new segmentations of both sides.
+
+    Example:
+        >>> batches = training_batches(config, pairs["train"], tokenizer)  # doctest: +SKIP
+    """
+    alpha = config.tokenizer.sampling_alpha
+    return data_pipeline.make_batches(
+        pairs,
+        tokenizer.sampling(alpha) if alpha else tokenizer,
+        max_length=config.data.max_length,
+        tokens_per_batch=config.data.tokens_per_batch,
+        shuffle=True,
+        seed=config.data.shuffle_seed,
+        repeat=True,
+    )

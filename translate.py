@@ -73,8 +73,8 @@ def main(argv: list[str]) -> None:
         given = _TRANSLATOR.model_flags_given() + ["--plot_attention"] * bool(_PLOT_ATTENTION.value)
         if given:
             sys.exit(
-                f"error: {', '.join(given)} need --workdir; a SavedModel's models and decoding "
-                "options are fixed when it is exported."
+                f"error: {' and '.join(given)} {'needs' if len(given) == 1 else 'need'} --workdir; "
+                "a SavedModel's models and decoding options are fixed when it is exported."
             )
         translator = SavedModelTranslator(_SAVED_MODEL.value)
     elif _TRANSLATOR.ensemble.value and _PLOT_ATTENTION.value:

@@ -213,7 +213,7 @@ def test_ensemble_errors_are_one_line(workdir, saved_model, workdir_with_another
     ensemble = f"--ensemble={workdir}"
     for args, message in [
         ([f"--workdir={workdir}", f"--ensemble={workdir_with_another_tokenizer}"], "differs"),
-        ([f"--saved_model={saved_model}", ensemble], "need --workdir"),
+        ([f"--saved_model={saved_model}", ensemble], "--ensemble needs --workdir"),
         ([f"--workdir={workdir}", ensemble, "--plot_attention=a.png"], "drop --ensemble"),
     ]:
         completed = run_script("translate.py", *args, "--input=-", stdin="Ein Hund.\n")

@@ -38,9 +38,9 @@ def moses_preprocess(lines: Sequence[str], language: str) -> list[str]:
 
     The normaliser runs with sacremoses' ``perl_parity=True`` (a ``’`` that is not between two
     ASCII letters becomes ``"``, as in the Perl script) on the line plus the ``"\\n"`` that the
-    Perl script reads with every line: its German and French rule that moves a period before a
-    closing quote (``."`` to ``".``) needs a character after the quote, and so applies at the end
-    of a line too. The tokenizer is sacremoses' default (``aggressive_dash_splits=False``,
+    Perl script reads with every line: its German and French rule that puts a closing quote
+    before the period (``."`` to ``".``) needs a character after the quote, and so applies at the
+    end of a line too. The tokenizer is sacremoses' default (``aggressive_dash_splits=False``,
     ``escape=True``).
 
     Example:

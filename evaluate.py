@@ -1,8 +1,11 @@
 """Scores a trained model: ``python evaluate.py --workdir=DIR --split=test2016``.
 
 Translates the split, writes the hypotheses and the raw references under ``DIR/eval/``, and
-prints sacreBLEU and chrF (detokenized, cased) with their signatures. With ``--ensemble=DIR2,...``
-the models decode together and the files go under ``DIR/eval/ensemble/``.
+prints sacreBLEU and chrF (detokenized, cased) with their signatures. On Multi30k's validation and
+test splits it also prints the published papers' BLEU (tokenized and lower-cased like the data
+set's own reference files, scored against them: ``inference.multi30k_bleu``) and writes those
+files. With ``--ensemble=DIR2,...`` the models decode together and the files go under
+``DIR/eval/ensemble/``.
 """
 
 from absl import flags

@@ -33,8 +33,9 @@ def missing_files_message(missing: Sequence[str], looked_in: str, how_to_fix: st
     )
 
 
-def checksum_message(path: str, expected: str, actual: str) -> str:
-    """Message for a file whose SHA-256 digest is not the published one.
+def checksum_message(path: str, expected: str, actual: str, how_to_fix: str | None = None) -> str:
+    """Message for a file whose SHA-256 digest is not the published one; it ends with
+    `how_to_fix`, by default: replace the file, or rebuild.
 
     Example:
         >>> checksum_message("/d/val.de.gz", "ab", "cd")[:40]
@@ -42,8 +43,12 @@ def checksum_message(path: str, expected: str, actual: str) -> str:
     """
     return (
         f"SHA-256 checksum mismatch for {path}: expected {expected}, got {actual}. The file is "
-        "corrupt, truncated or a different version; replace it with the published file "
-        "(or rebuild, which downloads it again when online)."
+        "corrupt, truncated or a different version; "
+        + (
+            how_to_fix
+            or "replace it with the published file (or rebuild, which downloads it again when "
+            "online)."
+        )
     )
 
 

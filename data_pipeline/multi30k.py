@@ -12,7 +12,16 @@ split must have the same number of lines, and the text must be valid UTF-8 (see
 `data_pipeline.raw_text`). Lines are stored exactly as written in the raw files.
 
 The data set is prepared once into the TFDS data directory (TFRecords) and reused by later
-loads; `data_pipeline.load_translation_splits(..., rebuild=True)` prepares it again.
+loads; `data_pipeline.load_translation_splits(..., rebuild=True)` prepares it again. A prepared
+split holds its examples shuffled (TFDS orders them by a hash of their key, the line number);
+`Multi30k.file_pairs(split)` gives them in the files' line order.
+
+Tokenized references: `Multi30k.tokenized_references(split)` returns the data set's own
+lower-cased, punctuation-normalised, Moses-tokenized target sentences of a validation or test
+split (`data/task1/tok/`, made by the data set's `scripts/task1-tokenize.sh`), in the files' line
+order: from `$MULTI30K_DIR/tok/<file>.gz` if the variable is set, else downloaded from
+`TOK_URL_PATTERN` (published uncompressed), the SHA-256 of the content checked against
+`TOK_SHA256` either way.
 
 Example:
     >>> import data_pipeline  # registers `multi30k`
@@ -23,10 +32,12 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 import os
 import urllib.request
+from collections.abc import Callable
 
 import tensorflow as tf
 import tensorflow_datasets as tfds
@@ -40,6 +51,9 @@ ENV_VAR = "MULTI30K_DIR"
 COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
 URL_PATTERN = (
     f"https://raw.githubusercontent.com/multi30k/dataset/{COMMIT}/data/task1/raw/{{file}}"
+)
+TOK_URL_PATTERN = (
+    f"https://raw.githubusercontent.com/multi30k/dataset/{COMMIT}/data/task1/tok/{{file}}"
 )
 LANGUAGES = ("en", "de", "fr", "cs")
 
@@ -82,6 +96,27 @@ SHA256 = {
     "val.fr.gz": "ca3106f1a72390591d25f6c45cb4cd39dec4cd3f123e099748a3ce5256c160e9",
 }
 
+# SHA-256 of the content (uncompressed, as published) of every tokenized reference file
+# (multi30k/dataset at COMMIT, data/task1/tok/), as `sha256sum` prints them; a local copy is
+# gzipped, `<file>.gz`.
+_TOK_SHA256SUMS = """\
+748c8816de928732365176e5c5d2f9bbabcec9b8d4448fba2d230feb057898a7  test_2016_flickr.lc.norm.tok.cs
+c6a33d39d48f9f510de147651316cd9d918e09ad0219df734a2f16b6baccacc4  test_2016_flickr.lc.norm.tok.de
+5b7f32627cf99eced828311b955dae9800bb52bc8b91cf8b6526829e605b29d2  test_2016_flickr.lc.norm.tok.en
+1463bd5960f9bfe098ec3cd752d3df0c49c84dc646fb518964a29232658cd836  test_2016_flickr.lc.norm.tok.fr
+02067e4a9402786a4fcb8c1b6f4307e4a5073ced64800abead5273b54f5f31f6  test_2017_flickr.lc.norm.tok.de
+c9d1dfd7a26add989382e534af235af9f0f658b2a30e7eb0efdaf142496ee54f  test_2017_flickr.lc.norm.tok.en
+c0583117a47b31e8a6c6a97cfe8de153e462074668f4e994764fcc80b21d33b4  test_2017_flickr.lc.norm.tok.fr
+e2825990b8a4e5289d2cdba801d57c187810bab9b4f5d87a30c35800a0d871b6  test_2017_mscoco.lc.norm.tok.de
+fe69ae004d71c42ead0301e70c57de5b1b6b5fb7f52210d42b22801e98e656f3  test_2017_mscoco.lc.norm.tok.en
+0b6a4620f02b6b9acf7811fda23f90fed9c6baa0b96aa224db50a273078c84d1  test_2017_mscoco.lc.norm.tok.fr
+b87ee4917f4a0f9ca6cca03e402026c9f4437dc1bd6a7dadfd2544ecfb6c5501  val.lc.norm.tok.cs
+97232bd273eceb7207f689527386a97e4be2616b18ada47576bdaf96c8ae1f00  val.lc.norm.tok.de
+46573ce391ae227f1c72f873392436a20ef18e0a6d518098cfbd70b77c8572ec  val.lc.norm.tok.en
+b303e301aa21fe7822a846b2b3fb2d5a1121ec807cd5b1d006fb7b2b5507168a  val.lc.norm.tok.fr
+"""
+TOK_SHA256 = dict(reversed(line.split()) for line in _TOK_SHA256SUMS.splitlines())
+
 _CITATION = """\
 @inproceedings{elliott-etal-2016-multi30k,
   title = {Multi30K: Multilingual English-German Image Descriptions},
@@ -115,6 +150,83 @@ def raw_file(split: str, language: str) -> str:
     return f"{SPLIT_PREFIXES[split]}.{language}.gz"
 
 
+def tok_file(split: str, language: str) -> str:
+    """The published name of the tokenized reference file of one side of a split.
+
+    Example:
+        >>> tok_file("test2016", "de")
+        'test_2016_flickr.lc.norm.tok.de'
+    """
+    return f"{SPLIT_PREFIXES[split]}.lc.norm.tok.{language}"
+
+
+def has_tokenized_references(split: str, language: str) -> bool:
+    """Whether the data set publishes tokenized references for `split` in `language`.
+
+    Example:
+        >>> has_tokenized_references("test2016", "de"), has_tokenized_references("train", "de")
+        (True, False)
+    """
+    return split in SPLIT_PREFIXES and tok_file(split, language) in TOK_SHA256
+
+
+@dataclasses.dataclass(frozen=True)
+class _FileKind:
+    """One kind of published file: its name under $MULTI30K_DIR and its download address."""
+
+    description: str
+    subdir: str  # Under $MULTI30K_DIR ("" for the directory itself).
+    local_suffix: str  # Appended to the published name for the local copy.
+    url_pattern: str
+
+
+_RAW = _FileKind("raw Multi30k task 1 .gz files", "", "", URL_PATTERN)
+_TOK = _FileKind(
+    "Multi30k task 1 tokenized reference files, gzipped (<FILE>.gz)", "tok", ".gz", TOK_URL_PATTERN
+)
+
+
+def _fetch(
+    names: list[str], kind: _FileKind, dl_manager: Callable[[], tfds.download.DownloadManager]
+) -> dict[str, str]:
+    """Local paths of the published files `names`: from $MULTI30K_DIR if set, else downloaded
+    (with the download manager `dl_manager()` returns)."""
+    local_dir = os.environ.get(ENV_VAR)
+    if local_dir:
+        directory = os.path.join(local_dir, kind.subdir) if kind.subdir else local_dir
+        paths = {n: os.path.join(directory, n + kind.local_suffix) for n in names}
+        missing = [n + kind.local_suffix for n in names if not tf.io.gfile.exists(paths[n])]
+        if missing:
+            exists = "" if tf.io.gfile.isdir(directory) else ", which does not exist"
+            raise DataError(
+                missing_files_message(
+                    missing,
+                    f"{directory} (from ${ENV_VAR}{exists})",
+                    f"Put the {kind.description} there (published at "
+                    f"{kind.url_pattern.format(file='<FILE>')}), point ${ENV_VAR} at a "
+                    f"directory that has them, or unset ${ENV_VAR} to download them.",
+                )
+            )
+        logging.info("Reading the %s from %s", kind.description, directory)
+        return paths
+    urls = {n: kind.url_pattern.format(file=n) for n in names}
+    try:
+        _probe(urls[names[0]])  # Offline, TFDS's download would retry for minutes.
+        downloaded = dl_manager().download(urls)
+    except Exception as e:  # Any download failure gets the same advice.
+        where = f" in {kind.subdir}/" if kind.subdir else ""
+        raise DataError(
+            missing_files_message(
+                names,
+                f"{kind.url_pattern.format(file='<FILE>')} (download failed: "
+                f"{type(e).__name__}: {e}); ${ENV_VAR} is not set",
+                f"Go online, or set ${ENV_VAR} to a directory holding the {kind.description}"
+                f"{where}.",
+            )
+        ) from e
+    return {n: os.fspath(p) for n, p in downloaded.items()}
+
+
 def _probe(url: str, timeout: float = 15.0) -> None:
     """Raises an OSError (quickly) if `url` cannot be reached."""
     with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
@@ -126,6 +238,20 @@ def _read_raw_file(path: str, name: str) -> list[str]:
     data = raw_text.read_bytes(path)
     raw_text.verify_sha256(data, SHA256[name], path)
     return raw_text.decode_lines(data, path)
+
+
+def _read_tok_file(path: str, name: str) -> list[str]:
+    """Reads one tokenized reference file (plain or gzipped), verifies the SHA-256 of its content
+    and returns its lines."""
+    content = raw_text.gunzip_if_compressed(raw_text.read_bytes(path), path)
+    raw_text.verify_sha256(
+        content,
+        TOK_SHA256[name],
+        path,
+        f"replace it with the published file ({TOK_URL_PATTERN.format(file=name)}), gzipped; "
+        "a downloaded copy can be deleted: the next run downloads it again.",
+    )
+    return raw_text.decode_lines(content, path)
 
 
 class Multi30kConfig(tfds.core.BuilderConfig):
@@ -174,53 +300,65 @@ class Multi30k(tfds.core.GeneratorBasedBuilder):
             citation=_CITATION,
         )
 
-    def _raw_paths(self, dl_manager: tfds.download.DownloadManager, names: list[str]):
-        """Local paths of the raw files: from $MULTI30K_DIR if set, else downloaded."""
-        local_dir = os.environ.get(ENV_VAR)
-        if local_dir:
-            missing = [n for n in names if not tf.io.gfile.exists(os.path.join(local_dir, n))]
-            if missing:
-                exists = "" if tf.io.gfile.isdir(local_dir) else ", which does not exist"
-                raise DataError(
-                    missing_files_message(
-                        missing,
-                        f"{local_dir} (from ${ENV_VAR}{exists})",
-                        f"Put the raw Multi30k task 1 .gz files there (published at "
-                        f"{URL_PATTERN.format(file='<FILE>')}), point ${ENV_VAR} at a "
-                        f"directory that has them, or unset ${ENV_VAR} to download them.",
-                    )
-                )
-            logging.info("Reading Multi30k raw files from %s=%s", ENV_VAR, local_dir)
-            return {n: os.path.join(local_dir, n) for n in names}
-        urls = {n: URL_PATTERN.format(file=n) for n in names}
-        try:
-            _probe(urls[names[0]])  # Offline, TFDS's download would retry for minutes.
-            paths = dl_manager.download(urls)
-        except Exception as e:  # Any download failure gets the same advice.
-            raise DataError(
-                missing_files_message(
-                    names,
-                    f"{URL_PATTERN.format(file='<FILE>')} (download failed: "
-                    f"{type(e).__name__}: {e}); ${ENV_VAR} is not set",
-                    f"Go online, or set ${ENV_VAR} to a directory holding the raw .gz files.",
-                )
-            ) from e
-        return {n: os.fspath(p) for n, p in paths.items()}
-
     def _split_generators(self, dl_manager: tfds.download.DownloadManager):
         source, target = self.builder_config.source, self.builder_config.target
         splits = splits_for(source, target)
         names = [raw_file(s, lang) for s in splits for lang in (source, target)]
-        paths = self._raw_paths(dl_manager, names)
+        paths = _fetch(names, _RAW, lambda: dl_manager)
         # Read, verify and check everything before generating anything, so a bad file fails fast.
-        generators = {}
-        for split in splits:
-            src_name, tgt_name = raw_file(split, source), raw_file(split, target)
-            src_lines = _read_raw_file(paths[src_name], src_name)
-            tgt_lines = _read_raw_file(paths[tgt_name], tgt_name)
-            raw_text.check_aligned(paths[src_name], src_lines, paths[tgt_name], tgt_lines)
-            generators[split] = self._generate_examples(src_lines, tgt_lines)
-        return generators
+        return {
+            split: self._generate_examples(*self._read_split(paths, split)) for split in splits
+        }
+
+    def _read_split(self, paths: dict[str, str], split: str) -> tuple[list[str], list[str]]:
+        """The verified, aligned source and target lines of `split`, in the files' order."""
+        src_name = raw_file(split, self.builder_config.source)
+        tgt_name = raw_file(split, self.builder_config.target)
+        src_lines = _read_raw_file(paths[src_name], src_name)
+        tgt_lines = _read_raw_file(paths[tgt_name], tgt_name)
+        raw_text.check_aligned(paths[src_name], src_lines, paths[tgt_name], tgt_lines)
+        return src_lines, tgt_lines
+
+    def _download_manager(self) -> tfds.download.DownloadManager:
+        """A download manager on the directory where TFDS puts this builder's downloads."""
+        return tfds.download.DownloadManager(download_dir=self.data_dir_root / "downloads")
+
+    def file_pairs(self, split: str) -> list[tuple[str, str]]:
+        """The (source, target) sentences of `split` in the raw files' line order, read and
+        checked as when preparing (a prepared split holds them shuffled).
+
+        Example:
+            >>> Multi30k(config="de-en").file_pairs("test2016")[0]  # doctest: +SKIP
+            ('Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.',
+             'A man in an orange hat starring at something.')
+        """
+        source, target = self.builder_config.source, self.builder_config.target
+        if split not in splits_for(source, target):
+            raise DataError(
+                f"Unknown split {split!r} for multi30k/{source}-{target}; available: "
+                f"{', '.join(splits_for(source, target))}."
+            )
+        names = [raw_file(split, source), raw_file(split, target)]
+        paths = _fetch(names, _RAW, self._download_manager)
+        return list(zip(*self._read_split(paths, split), strict=True))
+
+    def tokenized_references(self, split: str) -> list[str]:
+        """The data set's own tokenized, lower-cased target sentences of `split`, in the files'
+        line order (see the module docstring).
+
+        Example:
+            >>> Multi30k(config="de-en").tokenized_references("test2016")[0]  # doctest: +SKIP
+            'a man in an orange hat starring at something .'
+        """
+        target = self.builder_config.target
+        if not has_tokenized_references(split, target):
+            available = [s for s in SPLIT_PREFIXES if has_tokenized_references(s, target)]
+            raise DataError(
+                f"Multi30k publishes no tokenized references for {split!r} in {target!r}; it "
+                f"does for: {', '.join(available)}."
+            )
+        name = tok_file(split, target)
+        return _read_tok_file(_fetch([name], _TOK, self._download_manager)[name], name)
 
     def _generate_examples(self, source_lines: list[str], target_lines: list[str]):
         source, target = self.builder_config.source, self.builder_config.target

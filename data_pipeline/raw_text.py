@@ -40,15 +40,31 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         return f.read()
 
 
-def verify_sha256(data: bytes, expected: str, path: str) -> None:
-    """Raises `DataError` naming `path` and both digests unless sha256(data) == expected.
+def verify_sha256(data: bytes, expected: str, path: str, how_to_fix: str | None = None) -> None:
+    """Raises `DataError` naming `path` and both digests unless sha256(data) == expected; the
+    message ends with `how_to_fix` when given (else: replace the file, or rebuild).
 
     Example:
         >>> verify_sha256(b"", hashlib.sha256(b"").hexdigest(), "empty.txt")
     """
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected.lower():
-        raise DataError(checksum_message(path, expected, actual))
+        raise DataError(checksum_message(path, expected, actual, how_to_fix))
+
+
+def gunzip_if_compressed(data: bytes, path: str) -> bytes:
+    """The file's content: `data` gunzipped when it starts with the gzip magic number.
+
+    Example:
+        >>> gunzip_if_compressed(gzip.compress(b"Ein Hund\\n"), "x.de.gz")
+        b'Ein Hund\\n'
+    """
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise DataError(f"{path}: not a readable gzip file ({e}).") from e
 
 
 def decode_lines(data: bytes, path: str) -> list[str]:
@@ -58,11 +74,7 @@ def decode_lines(data: bytes, path: str) -> list[str]:
         >>> decode_lines(b"Hallo Welt\\nEin Hund\\n", "x.de")
         ['Hallo Welt', 'Ein Hund']
     """
-    if data.startswith(_GZIP_MAGIC):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise DataError(f"{path}: not a readable gzip file ({e}).") from e
+    data = gunzip_if_compressed(data, path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -1,9 +1,12 @@
-"""BLEU and chrF with sacreBLEU on detokenized, cased text against the raw references."""
+"""BLEU and chrF with sacreBLEU on detokenized, cased text against the raw references; for
+Multi30k also the tokenized lower-cased BLEU of the published papers (`inference.multi30k_bleu`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 
 import sacrebleu
 
@@ -11,6 +14,18 @@ from common.files import atomic_write_text
 from common.metrics import bleu, chrf
 from data_pipeline import load_translation_splits
 from decoding.translator import Translator
+from inference import multi30k_bleu
+
+
+@dataclasses.dataclass
+class TokenizedBleu:
+    """Multi30k's tokenized lower-cased BLEU and the files it was computed on (the data set's
+    line order; the references are the data set's own file)."""
+
+    bleu: sacrebleu.metrics.bleu.BLEUScore
+    signature: str
+    hypotheses_file: str
+    references_file: str
 
 
 @dataclasses.dataclass
@@ -23,14 +38,25 @@ class EvaluationResult:
     references_file: str
     lowercase_bleu: sacrebleu.metrics.bleu.BLEUScore
     lowercase_bleu_signature: str
+    tokenized: TokenizedBleu | None = None  # Multi30k's validation and test splits only.
 
     def report(self) -> str:
-        return (
-            f"{self.bleu} (signature: {self.bleu_signature})\n"
-            f"{self.chrf} (signature: {self.chrf_signature})\n"
-            f"lower-cased {self.lowercase_bleu} (signature: {self.lowercase_bleu_signature})\n"
-            f"hypotheses: {self.hypotheses_file}\nreferences: {self.references_file}"
-        )
+        scores = [
+            f"{self.bleu} (signature: {self.bleu_signature})",
+            f"{self.chrf} (signature: {self.chrf_signature})",
+            f"lower-cased {self.lowercase_bleu} (signature: {self.lowercase_bleu_signature})",
+        ]
+        files = [f"hypotheses: {self.hypotheses_file}", f"references: {self.references_file}"]
+        if self.tokenized is not None:
+            scores.append(
+                f"{multi30k_bleu.LABEL}: {self.tokenized.bleu} "
+                f"(signature: {self.tokenized.signature})"
+            )
+            files += [
+                f"tokenized hypotheses: {self.tokenized.hypotheses_file}",
+                f"tokenized references: {self.tokenized.references_file}",
+            ]
+        return "\n".join(scores + files)
 
 
 def evaluate_split(
@@ -41,7 +67,9 @@ def evaluate_split(
     data_dir: str | None = None,
     progress: bool = True,
 ) -> EvaluationResult:
-    """Translates ``split`` of ``data_name``, writes hypotheses and references, scores them.
+    """Translates ``split`` of ``data_name``, writes hypotheses and references, scores them; on
+    Multi30k's validation and test splits also with the papers' tokenized BLEU, on files written
+    beside them.
 
     Example:
         >>> result = evaluate_split(translator, "multi30k/de-en", "test2016", "/tmp/run/eval")
@@ -52,15 +80,29 @@ def evaluate_split(
     for source, target in pairs.as_numpy_iterator():
         sources.append(source.decode("utf-8"))
         references.append(target.decode("utf-8"))
+    # Before translating, so that missing or corrupt files fail fast.
+    tokenized_references = multi30k_bleu.load_tokenized_references(
+        data_name, split, list(zip(sources, references, strict=True)), data_dir
+    )
     hypotheses = translator.translate(sources, progress=progress)
     stem = os.path.join(output_dir, f"{data_name.replace('/', '_')}.{split}")
     hypotheses_file = f"{stem}.beam{translator.beam_size}.hyp"
     references_file = f"{stem}.ref"
-    atomic_write_text(hypotheses_file, "".join(line + "\n" for line in hypotheses))
-    atomic_write_text(references_file, "".join(line + "\n" for line in references))
+    _write_lines(hypotheses_file, hypotheses)
+    _write_lines(references_file, references)
     bleu_score, bleu_signature = bleu(hypotheses, references)
     chrf_score, chrf_signature = chrf(hypotheses, references)
     lowercase_score, lowercase_signature = bleu(hypotheses, references, lowercase=True)
+    tokenized = None
+    if tokenized_references is not None:
+        tokenized_hypotheses = tokenized_references.hypotheses_in_file_order(hypotheses)
+        tokenized = TokenizedBleu(
+            *bleu(tokenized_hypotheses, tokenized_references.lines, tokenize="none"),
+            hypotheses_file=f"{stem}.beam{translator.beam_size}.lc.norm.tok.hyp",
+            references_file=f"{stem}.lc.norm.tok.ref",
+        )
+        _write_lines(tokenized.hypotheses_file, tokenized_hypotheses)
+        _write_lines(tokenized.references_file, tokenized_references.lines)
     return EvaluationResult(
         bleu_score,
         chrf_score,
@@ -70,4 +112,9 @@ def evaluate_split(
         references_file,
         lowercase_score,
         lowercase_signature,
+        tokenized,
     )
+
+
+def _write_lines(path: str, lines: Sequence[str]) -> None:
+    atomic_write_text(path, "".join(line + "\n" for line in lines))

@@ -151,18 +151,25 @@ def test_offline_without_files_error(tmp_path, monkeypatch):
     assert "MULTI30K_DIR" in message and "online" in message
 
 
-def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
-    corrupt = gzip.compress(b"Ein Hund.\n" * 1014)
-    raw = _fake_raw_dir(tmp_path, multi30k_dir, {"val.de.gz": corrupt})
+def _serve_downloads(monkeypatch, directory: Path) -> dict[str, str]:
+    """Unsets $MULTI30K_DIR and makes downloads "succeed" with the files of `directory`; returns
+    the {name: URL} requested."""
     requested = {}
 
     def fake_download(self, urls):
         requested.update(urls)
-        return {name: raw / name for name in urls}
+        return {name: directory / name for name in urls}
 
     monkeypatch.delenv("MULTI30K_DIR", raising=False)
     monkeypatch.setattr(multi30k, "_probe", lambda url: None)  # "Online".
     monkeypatch.setattr(tfds.download.DownloadManager, "download", fake_download)
+    return requested
+
+
+def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
+    corrupt = gzip.compress(b"Ein Hund.\n" * 1014)
+    raw = _fake_raw_dir(tmp_path, multi30k_dir, {"val.de.gz": corrupt})
+    requested = _serve_downloads(monkeypatch, raw)
     with pytest.raises(dp.DataError, match=r"checksum mismatch for .*val\.de\.gz"):
         dp.load_translation_splits("multi30k/de-en", ["train"], data_dir=str(tmp_path / "a"))
     assert requested["val.de.gz"] == multi30k.URL_PATTERN.format(file="val.de.gz")
@@ -213,3 +220,126 @@ def test_undecodable_bytes_error(multi30k_dir, tmp_path, monkeypatch):
     with pytest.raises(dp.DataError, match=r"val\.de\.gz, line 42: not valid UTF-8"):
         dp.load_translation_splits("multi30k/de-en", ["train"], data_dir=str(tmp_path / "tfds"))
     assert not os.path.exists(tmp_path / "tfds" / "multi30k" / "de-en" / "1.0.0")
+
+
+# The data set's tokenized references (data/task1/tok/): read from $MULTI30K_DIR/tok/<file>.gz
+# or downloaded (published uncompressed), their content's SHA-256 checked either way.
+
+
+def _tok_lines(multi30k_dir: str, name: str) -> list[str]:
+    text = gzip.decompress(Path(multi30k_dir, "tok", name + ".gz").read_bytes()).decode("utf-8")
+    return text[:-1].split("\n")
+
+
+def _fake_tok_dir(tmp_path: Path, multi30k_dir: str, changes=None) -> Path:
+    """Raw files and tok/ as in `multi30k_dir`, with `changes` {tok name: bytes} written."""
+    directory = _fake_raw_dir(tmp_path, multi30k_dir)
+    (directory / "tok").mkdir()
+    for name in multi30k.TOK_SHA256:
+        local = directory / "tok" / (name + ".gz")
+        if changes and name in changes:
+            local.write_bytes(changes[name])
+        else:
+            local.symlink_to(Path(multi30k_dir, "tok", name + ".gz"))
+    return directory
+
+
+def test_every_tokenized_reference_file_is_known():
+    assert len(multi30k.TOK_SHA256) == 14  # en, de, fr: 4 splits each; cs: 2.
+    for language in multi30k.LANGUAGES:
+        expected = [s for s in multi30k.SPLIT_PREFIXES if s != "train"]
+        if language == "cs":
+            expected = ["validation", "test2016"]
+        assert [
+            s for s in multi30k.SPLIT_PREFIXES if multi30k.has_tokenized_references(s, language)
+        ] == expected
+
+
+def test_tokenized_references_and_file_pairs_are_in_the_files_order(
+    multi30k_dir, tfds_dir, monkeypatch, raw_lines
+):
+    monkeypatch.setenv("MULTI30K_DIR", multi30k_dir)
+    builder = dp.Multi30k(config="en-de", data_dir=tfds_dir)
+    assert builder.tokenized_references("test2017") == _tok_lines(
+        multi30k_dir, "test_2017_flickr.lc.norm.tok.de"
+    )
+    assert builder.file_pairs("mscoco2017") == list(
+        zip(raw_lines("mscoco2017", "en"), raw_lines("mscoco2017", "de"), strict=True)
+    )
+    with pytest.raises(dp.DataError, match=r"no tokenized references for 'train' in 'de'; it does"
+                       r" for: validation, test2016, test2017, mscoco2017\."):
+        builder.tokenized_references("train")
+    czech = dp.Multi30k(config="en-cs", data_dir=tfds_dir)
+    with pytest.raises(dp.DataError, match="for: validation, test2016"):
+        czech.tokenized_references("test2017")
+    with pytest.raises(dp.DataError, match=r"Unknown split 'test2017' .*validation, test2016\."):
+        czech.file_pairs("test2017")
+
+
+def test_missing_tokenized_references_error(multi30k_dir, tmp_path, monkeypatch):
+    raw = _fake_raw_dir(tmp_path, multi30k_dir)  # No tok/ directory.
+    monkeypatch.setenv("MULTI30K_DIR", str(raw))
+    builder = dp.Multi30k(config="de-en", data_dir=str(tmp_path / "tfds"))
+    with pytest.raises(dp.DataError) as info:
+        builder.tokenized_references("test2016")
+    message = str(info.value)
+    assert "test_2016_flickr.lc.norm.tok.en.gz" in message
+    assert f"{raw / 'tok'} (from $MULTI30K_DIR, which does not exist)" in message
+    assert multi30k.TOK_URL_PATTERN.format(file="<FILE>") in message
+
+
+def test_corrupt_tokenized_references_error(multi30k_dir, tmp_path, monkeypatch):
+    lines = _tok_lines(multi30k_dir, "val.lc.norm.tok.fr")
+    lines[7] += " x"
+    changed = gzip.compress("".join(line + "\n" for line in lines).encode("utf-8"))
+    raw = _fake_tok_dir(tmp_path, multi30k_dir, {"val.lc.norm.tok.fr": changed})
+    monkeypatch.setenv("MULTI30K_DIR", str(raw))
+    builder = dp.Multi30k(config="en-fr", data_dir=str(tmp_path / "tfds"))
+    first = builder.tokenized_references("test2016")[0]  # Other files are still read.
+    assert first == "un homme avec un chapeau orange regardant quelque chose ."
+    with pytest.raises(dp.DataError) as info:
+        builder.tokenized_references("validation")
+    message = str(info.value)
+    assert f"checksum mismatch for {raw / 'tok' / 'val.lc.norm.tok.fr.gz'}" in message
+    assert multi30k.TOK_SHA256["val.lc.norm.tok.fr"] in message
+    assert multi30k.TOK_URL_PATTERN.format(file="val.lc.norm.tok.fr") in message
+
+
+def test_tokenized_references_are_downloaded_and_verified(multi30k_dir, tmp_path, monkeypatch):
+    published = tmp_path / "published"  # What the download address serves: uncompressed files.
+    published.mkdir()
+    for name in multi30k.TOK_SHA256:
+        (published / name).write_bytes(
+            gzip.decompress(Path(multi30k_dir, "tok", name + ".gz").read_bytes())
+        )
+    requested = _serve_downloads(monkeypatch, published)
+    builder = dp.Multi30k(config="de-en", data_dir=str(tmp_path / "tfds"))
+    assert builder.tokenized_references("validation") == _tok_lines(
+        multi30k_dir, "val.lc.norm.tok.en"
+    )
+    assert requested == {
+        "val.lc.norm.tok.en": multi30k.TOK_URL_PATTERN.format(file="val.lc.norm.tok.en")
+    }
+    assert multi30k.COMMIT in requested["val.lc.norm.tok.en"]
+    assert (tmp_path / "tfds" / "downloads").is_dir()  # TFDS's download directory.
+
+    (published / "val.lc.norm.tok.en").write_bytes(b"a truncated file\n")
+    with pytest.raises(dp.DataError, match=r"checksum mismatch for .*val\.lc\.norm\.tok\.en: "
+                       r".*a downloaded copy can be deleted"):
+        builder.tokenized_references("validation")
+
+
+def test_offline_without_tokenized_references_error(tmp_path, monkeypatch):
+    def offline(url):
+        raise ConnectionError("network is unreachable")
+
+    monkeypatch.delenv("MULTI30K_DIR", raising=False)
+    monkeypatch.setattr(multi30k, "_probe", offline)
+    builder = dp.Multi30k(config="fr-de", data_dir=str(tmp_path))
+    with pytest.raises(dp.DataError) as info:
+        builder.tokenized_references("mscoco2017")
+    message = str(info.value)
+    assert "test_2017_mscoco.lc.norm.tok.de" in message
+    assert multi30k.TOK_URL_PATTERN.format(file="<FILE>") in message
+    assert "network is unreachable" in message
+    assert "online" in message and "MULTI30K_DIR" in message and "in tok/" in message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -12,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from inference.multi30k_bleu import LABEL, moses_preprocess
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON_BIN = Path(sys.executable).parent
@@ -41,46 +44,77 @@ def saved_model(workdir) -> str:
     return f"{workdir}/saved_model"
 
 
-def test_evaluate_prints_the_score_the_sacrebleu_command_prints(workdir):
+@pytest.fixture(scope="module")
+def evaluated(workdir) -> str:
+    """What ``evaluate.py --workdir=W --split=test2016`` prints on the tiny run."""
     completed = run_script("evaluate.py", f"--workdir={workdir}", "--split=test2016")
     assert completed.returncode == 0, completed.stderr
-    assert "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0" in completed.stdout
+    return completed.stdout
+
+
+def sacrebleu_command(*args: str):
+    """The scores (JSON) the ``sacrebleu`` command prints with ``args``, to 2 decimals."""
+    command = subprocess.run(
+        [str(PYTHON_BIN / "sacrebleu"), *args, "-w", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(command.stdout)
+
+
+def bleu_line(score: dict) -> str:
+    return f"BLEU = {score['score']:.2f} {score['verbose_score']} (signature: {score['signature']})"
+
+
+def test_evaluate_prints_the_score_the_sacrebleu_command_prints(workdir, evaluated):
+    assert "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0" in evaluated
     hypotheses = Path(workdir, "eval", "multi30k_de-en.test2016.beam1.hyp")
     references = Path(workdir, "eval", "multi30k_de-en.test2016.ref")
     assert hypotheses.read_text().count("\n") == references.read_text().count("\n") == 1000
-    command = subprocess.run(
-        [
-            str(PYTHON_BIN / "sacrebleu"),
-            str(references),
-            "-i",
-            str(hypotheses),
-            "-m",
-            "bleu",
-            "chrf",
-            "-w",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    bleu, chrf = json.loads(command.stdout)
-    assert (
-        f"BLEU = {bleu['score']:.2f} {bleu['verbose_score']} (signature: {bleu['signature']})"
-    ) in completed.stdout
-    assert f"chrF2 = {chrf['score']:.2f} (signature: {chrf['signature']})" in completed.stdout
-    lowercased = subprocess.run(
-        [str(PYTHON_BIN / "sacrebleu"), str(references), "-i", str(hypotheses), "-lc", "-w", "2"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    lowercase_bleu = json.loads(lowercased.stdout)
+    bleu, chrf = sacrebleu_command(str(references), "-i", str(hypotheses), "-m", "bleu", "chrf")
+    assert bleu_line(bleu) in evaluated
+    assert f"chrF2 = {chrf['score']:.2f} (signature: {chrf['signature']})" in evaluated
+    lowercase_bleu = sacrebleu_command(str(references), "-i", str(hypotheses), "-lc")
     assert "case:lc" in lowercase_bleu["signature"]
-    assert (
-        f"lower-cased BLEU = {lowercase_bleu['score']:.2f} {lowercase_bleu['verbose_score']} "
-        f"(signature: {lowercase_bleu['signature']})"
-    ) in completed.stdout
+    assert f"lower-cased {bleu_line(lowercase_bleu)}" in evaluated
+
+
+def lines_of(path: Path) -> list[str]:
+    """A (gzipped or plain) UTF-8 file's lines, split on "\\n" only."""
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode().split("\n")[:-1]
+
+
+def test_evaluate_prints_the_papers_bleu_of_the_data_sets_own_file(
+    workdir, evaluated, multi30k_dir, tmp_path
+):
+    eval_dir = Path(workdir, "eval")
+    data_set_file = tmp_path / "test_2016_flickr.lc.norm.tok.en"
+    data_set_file.write_bytes(
+        gzip.decompress(Path(multi30k_dir, "tok", data_set_file.name + ".gz").read_bytes())
+    )
+    tokenized = eval_dir / "multi30k_de-en.test2016.beam1.lc.norm.tok.hyp"
+    written_references = eval_dir / "multi30k_de-en.test2016.lc.norm.tok.ref"
+    assert written_references.read_bytes() == data_set_file.read_bytes()
+    # Line N of the tokenized hypotheses translates line N of the raw files.
+    translation_of = dict(
+        zip(
+            lines_of(eval_dir / "multi30k_de-en.test2016.ref"),  # TFDS's order, as the
+            lines_of(eval_dir / "multi30k_de-en.test2016.beam1.hyp"),  # hypotheses.
+            strict=True,
+        )
+    )
+    assert len(translation_of) == 1000  # test2016's English sentences are all different.
+    raw_english = lines_of(Path(multi30k_dir, "test_2016_flickr.en.gz"))
+    assert lines_of(tokenized) == moses_preprocess(
+        [translation_of[sentence] for sentence in raw_english], "en"
+    )
+    tokenized_bleu = sacrebleu_command(
+        str(data_set_file), "-i", str(tokenized), "--tokenize", "none"
+    )
+    assert "|tok:none|" in tokenized_bleu["signature"]
+    assert f"{LABEL}: {bleu_line(tokenized_bleu)}" in evaluated.splitlines()
 
 
 def serve_in_a_fresh_process(saved_model: str) -> list[str]:

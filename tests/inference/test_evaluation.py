@@ -1,0 +1,78 @@
+"""evaluate_split with a translator that knows the references: the scores, lines and files."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+import data_pipeline as dp
+from inference.evaluation import evaluate_split
+from inference.multi30k_bleu import LABEL
+
+
+class Oracle:
+    """Translates each source sentence into its reference: every score is 100."""
+
+    beam_size = 1
+
+    def __init__(self, pairs: Sequence[tuple[str, str]]):
+        self._translations = dict(pairs)
+
+    def translate(
+        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+    ) -> list[str]:
+        return [self._translations[sentence] for sentence in sentences]
+
+    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
+        return []
+
+
+def test_multi30k_gets_the_papers_bleu_in_the_data_sets_order(tfds_dir, multi30k_dir, tmp_path):
+    ds = dp.load_translation_splits("multi30k/de-en", ["test2017"], data_dir=tfds_dir)["test2017"]
+    pairs = [(s.decode(), t.decode()) for s, t in ds.as_numpy_iterator()]
+    result = evaluate_split(
+        Oracle(pairs), "multi30k/de-en", "test2017", str(tmp_path), tfds_dir, progress=False
+    )
+    data_set_file = gzip.decompress(
+        Path(multi30k_dir, "tok", "test_2017_flickr.lc.norm.tok.en.gz").read_bytes()
+    )
+    assert result.tokenized.references_file == f"{tmp_path}/multi30k_de-en.test2017.lc.norm.tok.ref"
+    assert Path(result.tokenized.references_file).read_bytes() == data_set_file
+    # The references as translations, processed and put in the files' order: the data set's file.
+    assert Path(result.tokenized.hypotheses_file).read_bytes() == data_set_file
+    assert result.tokenized.bleu.score == pytest.approx(100.0)
+    words = len(data_set_file.split())
+    assert result.report().splitlines()[:4] == [
+        f"{result.bleu} (signature: {result.bleu_signature})",
+        f"{result.chrf} (signature: {result.chrf_signature})",
+        f"lower-cased {result.lowercase_bleu} (signature: {result.lowercase_bleu_signature})",
+        f"{LABEL}: BLEU = 100.00 100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 "
+        f"hyp_len = {words} ref_len = {words}) "
+        "(signature: nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0)",
+    ]
+    assert result.report().splitlines()[6:] == [
+        f"tokenized hypotheses: {tmp_path}/multi30k_de-en.test2017.beam1.lc.norm.tok.hyp",
+        f"tokenized references: {tmp_path}/multi30k_de-en.test2017.lc.norm.tok.ref",
+    ]
+
+
+def test_other_data_sets_get_no_tokenized_bleu(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "test.de").write_text("Ein Hund rennt.\nZwei Katzen.\n", encoding="utf-8")
+    (corpus / "test.en").write_text("A dog runs.\nTwo cats.\n", encoding="utf-8")
+    pairs = [("Ein Hund rennt.", "A dog runs."), ("Zwei Katzen.", "Two cats.")]
+    result = evaluate_split(
+        Oracle(pairs), f"text:{corpus}:de-en", "test", str(tmp_path / "eval"), progress=False
+    )
+    assert result.tokenized is None
+    report = result.report().splitlines()
+    assert len(report) == 5 and not [line for line in report if "tokenized" in line]
+    assert report[0].startswith("BLEU = 100.00 ")
+    assert sorted(p.name for p in (tmp_path / "eval").iterdir()) == [
+        f"text:{corpus}:de-en.test.beam1.hyp".replace("/", "_"),
+        f"text:{corpus}:de-en.test.ref".replace("/", "_"),
+    ]

@@ -8,11 +8,13 @@ python translate.py --workdir=DIR --plot_attention=attention.png   # then type a
 
 from __future__ import annotations
 
+import os
 import sys
 
 from absl import flags
 
 from cli import define_translator_flags, run_main
+from common.files import atomic_write_text
 from decoding import Translator
 from inference.export import SavedModelTranslator
 
@@ -33,6 +35,20 @@ def read_lines(path: str) -> list[str]:
     """Lines of a file or stdin; undecodable bytes become U+FFFD instead of an error."""
     data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()  # noqa: SIM115
     return data.decode("utf-8", errors="replace").splitlines()
+
+
+def write_output(path: str, text: str) -> None:
+    """Writes a file atomically (a full disk leaves the old one whole); a device or pipe such as
+    /dev/stdout directly.
+
+    Example:
+        >>> write_output("out.txt", "A dog runs.\\n")
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+    else:
+        atomic_write_text(path, text)
 
 
 def warn_truncated(translator: Translator, sentences: list[str]) -> None:
@@ -95,8 +111,7 @@ def main(argv: list[str]) -> None:
     )
     text = "".join(line + "\n" for line in translations)
     if _OUTPUT.value:
-        with open(_OUTPUT.value, "w", encoding="utf-8") as file:
-            file.write(text)
+        write_output(_OUTPUT.value, text)
     else:
         sys.stdout.write(text)
 

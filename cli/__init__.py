@@ -1,17 +1,39 @@
-"""What every command-line script shares: clear errors instead of tracebacks for bad input."""
+"""What every command-line script shares: one-line errors instead of tracebacks.
+
+Bad input (a config, a data set, a flag) and faults of the environment (a full disk, a directory
+that cannot be written, an unreadable checkpoint, a non-finite loss) end a script with one line
+``error: ...`` saying what happened, which file, what is kept and what to do; ``--traceback``
+adds the Python traceback (for a bug report).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+import traceback
 from collections.abc import Callable
 
 from absl import app, flags
 
+from common.storage import StorageError, storage_error
 from data_pipeline import DataError
 from decoding import ModelTranslator
 from inference.loading import CHECKPOINT_CHOICES, load_translator
-from training.config import ConfigError
+from training.checkpoints import UnreadableCheckpointError
+from training.config import ConfigError, config_file_problem
+
+_TRACEBACK = flags.DEFINE_boolean(
+    "traceback", False, "On an error, print the Python traceback before the one-line message."
+)
+# Errors whose message is the one line to print (StorageError: also OSError and TensorFlow
+# errors that are refusals of the file system, see error_line).
+_ONE_LINE_ERRORS = (
+    ConfigError,
+    DataError,
+    FileNotFoundError,
+    StorageError,
+    UnreadableCheckpointError,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +101,45 @@ def define_translator_flags(workdir_required: bool = True) -> TranslatorFlags:
     )
 
 
+def error_line(error: BaseException, more: tuple[type[Exception], ...] = ()) -> str | None:
+    """The one line a script prints for an error the user can act on (or of a type in
+    ``more``), or None (a bug: the traceback is printed).
+
+    Example:
+        >>> error_line(OSError(errno.EROFS, "Read-only file system", "/mnt/ro/run"))
+        'error: The file system is read-only while writing /mnt/ro/run; anything written there
+        before is unchanged. Make it writable or choose another directory, then rerun.'
+    """
+    storage = storage_error(error)
+    if storage is not None:
+        return f"error: {storage}"
+    if isinstance(error, _ONE_LINE_ERRORS + more):
+        return f"error: {error}"
+    return None
+
+
+def _config_file_problem(argv: list[str]) -> str | None:
+    """Why a config flag's file (its last value in ``argv``, else its default) cannot give a
+    config; ml_collections would report it in many lines, or only when the config is used."""
+    for name in flags.FLAGS:
+        if flags.FLAGS[name].flag_type() != "config object":  # DEFINE_config_file's flags
+            continue
+        path = getattr(flags.FLAGS[name], "default_unparsed", None)
+        for index, argument in enumerate(argv[1:], 1):
+            if argument in (f"-{name}", f"--{name}") and index + 1 < len(argv):
+                path = argv[index + 1]
+            elif argument.startswith((f"-{name}=", f"--{name}=")):
+                path = argument.split("=", 1)[1]
+        problem = path and config_file_problem(path)
+        if problem:
+            return problem
+    return None
+
+
 def _parse_flags(argv: list[str]) -> list[str]:
+    problem = _config_file_problem(argv)
+    if problem:
+        sys.exit(f"error: {problem}")
     try:
         return flags.FLAGS(argv)
     except (flags.Error, AttributeError, KeyError, ValueError, TypeError, OSError) as error:
@@ -87,15 +147,25 @@ def _parse_flags(argv: list[str]) -> list[str]:
         sys.exit(f"error: bad command line: {message}\nRun `{argv[0]} --helpshort` for the flags.")
 
 
-def run_main(main: Callable[[list[str]], None]) -> None:
-    """``absl.app.run(main)``, turning configuration and data errors into one-line messages."""
+def run_main(main: Callable[[list[str]], None], *more: type[Exception]) -> None:
+    """``absl.app.run(main)``, turning the errors the user can act on, and those of the types
+    ``more``, into one-line messages (:func:`error_line`).
+
+    Example:
+        >>> run_main(main, TrainingError)  # the last line of train.py
+    """
 
     def guarded(argv: list[str]) -> None:
         try:
             main(argv)
-        except (ConfigError, DataError, FileNotFoundError) as error:
-            sys.exit(f"error: {error}")
         except KeyboardInterrupt:
             sys.exit(130)
+        except Exception as error:
+            line = error_line(error, more)
+            if line is None:
+                raise
+            if _TRACEBACK.value:
+                traceback.print_exc()
+            sys.exit(line)
 
     app.run(guarded, flags_parser=_parse_flags)

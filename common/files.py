@@ -1,10 +1,16 @@
-"""Files a reader never sees half-written: atomic text writes and the small JSON files of a run."""
+"""Files a reader never sees half-written: atomic text writes and the small JSON files of a run.
+
+A write the file system refuses (a full disk, a read-only directory) raises
+:class:`common.storage.StorageError` naming the file; the old file is left as it was.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+
+from common.storage import writing
 
 
 def atomic_write_text(path: str, text: str) -> None:
@@ -14,18 +20,26 @@ def atomic_write_text(path: str, text: str) -> None:
         >>> atomic_write_text("/tmp/run/eval/hypotheses.txt", "A dog runs.\\n")
     """
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
+    with writing(path):
+        os.makedirs(directory, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        try:
+            os.fchmod(handle, _new_file_mode())  # mkstemp's is 0600; open()'s, this
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+            raise
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def write_json(path: str, value: dict) -> None:

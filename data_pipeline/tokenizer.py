@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import time
@@ -78,9 +79,11 @@ def train_sentencepiece(
 ) -> str:
     """Trains a SentencePiece model and returns the path of `{model_prefix}.model`.
 
-    Training goes to a temporary prefix; `.vocab` then `.model` are moved into place with
-    `os.replace`, so a `.model` file that exists is always complete. `model_prefix` must be a
-    local path. `input_sentence_size > 0` trains on a random sample of that many sentences.
+    SentencePiece trains in memory; the model is then written to a temporary file that is moved
+    into place with `os.replace`, so a `.model` file that exists is always complete, and a write
+    that fails (a full disk, a read-only directory) raises the `OSError` with its errno and
+    leaves nothing behind. `input_sentence_size > 0` trains on a random sample of that many
+    sentences.
 
     Example:
         >>> path = train_sentencepiece(["Ein Hund.", "A dog."] * 100, "/tmp/spm", 300)
@@ -93,14 +96,12 @@ def train_sentencepiece(
             f"vocab_size={vocab_size} is too small: 4 special pieces and 256 byte pieces "
             "(byte fallback) come first; use at least 261 (usually thousands)."
         )
-    directory = os.path.dirname(os.path.abspath(model_prefix))
-    os.makedirs(directory, exist_ok=True)
-    tmp_prefix = f"{model_prefix}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    model = io.BytesIO()
     spm.set_random_generator_seed(seed)  # Sampling and shuffling of input sentences.
     try:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sentences),
-            model_prefix=tmp_prefix,
+            model_writer=model,
             vocab_size=vocab_size,
             model_type=model_type,
             character_coverage=character_coverage,
@@ -115,19 +116,23 @@ def train_sentencepiece(
             num_threads=num_threads or os.cpu_count() or 1,
             minloglevel=2,
         )
-        for ext in (".vocab", ".model"):
-            os.replace(tmp_prefix + ext, model_prefix + ext)
     except RuntimeError as e:
         raise ValueError(
             f"SentencePiece training failed for vocab_size={vocab_size}, "
             f"model_type={model_type!r}: {e}. If the vocabulary is too large for this "
             "training text, choose a smaller vocab_size."
         ) from e
+    path = model_prefix + ".model"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    temporary = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        with open(temporary, "wb") as file:
+            file.write(model.getvalue())
+        os.replace(temporary, path)
     finally:
-        for ext in (".vocab", ".model"):
-            if os.path.exists(tmp_prefix + ext):
-                os.remove(tmp_prefix + ext)
-    return model_prefix + ".model"
+        if os.path.exists(temporary):
+            os.remove(temporary)
+    return path
 
 
 class _SharedSentencepieceModel(tf.saved_model.experimental.TrackableResource):

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
+from common.storage import writing
 from decoding.translator import ModelTranslator, translate_in_batches, truncation_warnings
 
 
@@ -23,7 +24,8 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     """Writes ``translator`` as a SavedModel to ``output_dir`` atomically.
 
     The SavedModel is written next to ``output_dir`` and renamed into place only when complete;
-    an existing ``output_dir`` is replaced.
+    an existing ``output_dir`` is replaced. A write the file system refuses (a full disk, a
+    read-only directory) raises a StorageError naming ``output_dir``, which stays as it was.
 
     Example:
         >>> translator, _ = load_translator("/tmp/run")
@@ -31,7 +33,6 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     """
     output_dir = os.path.abspath(output_dir)
     parent = os.path.dirname(output_dir)
-    os.makedirs(parent, exist_ok=True)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def serve(text: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -43,19 +44,21 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     translator.max_source_length_variable = tf.Variable(
         translator.max_source_length, trainable=False, name="max_source_length"
     )
-    staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(output_dir)}.tmp-")
-    try:
-        tf.saved_model.save(translator, staging, signatures={"serving_default": serve})
-        if os.path.exists(output_dir):
-            previous = f"{staging}.old"
-            os.replace(output_dir, previous)
-            os.replace(staging, output_dir)
-            shutil.rmtree(previous)
-        else:
-            os.replace(staging, output_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with writing(output_dir):
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(output_dir)}.tmp-")
+        try:
+            tf.saved_model.save(translator, staging, signatures={"serving_default": serve})
+            if os.path.exists(output_dir):
+                previous = f"{staging}.old"
+                os.replace(output_dir, previous)
+                os.replace(staging, output_dir)
+                shutil.rmtree(previous)
+            else:
+                os.replace(staging, output_dir)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     return output_dir
 
 

@@ -1,5 +1,9 @@
 """Loads a training work directory (config, tokenizer, best, latest or averaged checkpoint).
 
+A checkpoint whose files are truncated or corrupt stops the loading with an
+:class:`~training.checkpoints.UnreadableCheckpointError` naming it and saying how to write it
+again; no other checkpoint is used in its place.
+
 Example:
     >>> translator, checkpoint = load_translator("runs/multi30k_de_en", "averaged")
     >>> translator.translate(["Ein Hund rennt."])
@@ -18,11 +22,23 @@ import tensorflow as tf
 from data_pipeline import Tokenizer
 from decoding import Ensemble, ModelTranslator, SearchOptions
 from training.builders import build_model
-from training.checkpoints import model_variables
+from training.checkpoints import (
+    READ_ERRORS,
+    UnreadableCheckpointError,
+    cannot_read,
+    model_variables,
+)
 from training.config import ConfigError, drop_retired_options
 from transformer import Transformer
 
 CHECKPOINT_CHOICES = ("best", "latest", "averaged")
+# How to get a readable checkpoint of each kind again.
+_REWRITE = {
+    "best": "Use --checkpoint=latest or --checkpoint=averaged instead.",
+    "latest": "Rerun train.py with this --workdir: it resumes from the newest checkpoint that "
+    "reads and writes this one again.",
+    "averaged": "Rerun average_checkpoints.py to write it again.",
+}
 
 
 def load_config(workdir: str) -> ml_collections.ConfigDict:
@@ -77,7 +93,12 @@ def load_model(workdir: str, which: str = "best") -> tuple[Transformer, Tokenize
     model, tokenizer = build_workdir_model(workdir)
     path = checkpoint_path(workdir, which)
     checkpoint = tf.train.Checkpoint(model=model_variables(model))
-    checkpoint.restore(path).expect_partial().assert_existing_objects_matched()
+    try:
+        checkpoint.restore(path).expect_partial().assert_existing_objects_matched()
+    except READ_ERRORS as error:
+        raise UnreadableCheckpointError(
+            f"The {which} checkpoint {cannot_read(path, error)}. {_REWRITE[which]}"
+        ) from error
     return model, tokenizer, path
 
 

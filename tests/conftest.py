@@ -56,3 +56,23 @@ def tiny_run(tfds_dir, tmp_path_factory):
     config.data.data_dir = tfds_dir
     workdir = str(tmp_path_factory.mktemp("tiny-run"))
     return workdir, trainer.train(config, workdir)
+
+
+@pytest.fixture
+def full_disk():
+    """``full_disk(path, partial=True)``: a stand-in for a TensorFlow save to ``path`` on a full
+    disk. It leaves a partial file where TensorFlow does (``path_temp/part-...``; not with
+    ``partial=False``) and raises what TensorFlow raises, both as seen on a full tmpfs."""
+
+    def make(path: str, partial: bool = True):
+        def save(*args, **kwargs):
+            file = Path(f"{path}_temp", "part-00000-of-00001.data-00000-of-00001.tempstate1")
+            if partial:
+                file.parent.mkdir(parents=True)
+                file.write_bytes(b"\0" * 1000)
+            message = f"{file}; No space left on device"
+            raise tf.errors.ResourceExhaustedError(None, None, message)
+
+        return save
+
+    return make

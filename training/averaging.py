@@ -14,7 +14,14 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from training.checkpoints import checkpoint_key, model_variables
+from training.checkpoints import (
+    READ_ERRORS,
+    UnreadableCheckpointError,
+    cannot_read,
+    checkpoint_key,
+    model_variables,
+    saving,
+)
 
 
 def average_checkpoints(
@@ -23,6 +30,9 @@ def average_checkpoints(
     output_dir: str,
 ) -> str:
     """Assigns the mean weights of ``checkpoint_paths`` to ``model`` and saves them.
+
+    A checkpoint that cannot be read raises an UnreadableCheckpointError naming it; a write the
+    file system refuses, a StorageError (the previous average stays in place).
 
     Example:
         >>> average_checkpoints(model, manager.checkpoints[-5:], "/tmp/run/averaged")
@@ -33,16 +43,23 @@ def average_checkpoints(
     variables = model_variables(model)
     sums = {path: np.zeros(variable.shape, np.float64) for path, variable in variables.items()}
     for checkpoint in checkpoint_paths:
-        reader = tf.train.load_checkpoint(checkpoint)
-        for path in variables:
-            sums[path] += reader.get_tensor(checkpoint_key(path))
+        try:
+            reader = tf.train.load_checkpoint(checkpoint)
+            for path in variables:
+                sums[path] += reader.get_tensor(checkpoint_key(path))
+        except READ_ERRORS as error:
+            raise UnreadableCheckpointError(
+                f"The checkpoint {cannot_read(checkpoint, error)}. Average without it (a smaller "
+                "--last leaves out the oldest), or rerun train.py if it is the newest."
+            ) from error
     for path, variable in variables.items():
         variable.assign((sums[path] / len(checkpoint_paths)).astype(variable.dtype))
     step = int(checkpoint_paths[-1].rsplit("-", 1)[1])
     manager = tf.train.CheckpointManager(
         tf.train.Checkpoint(model=variables), output_dir, max_to_keep=1
     )
-    return manager.save(checkpoint_number=step)
+    with saving(os.path.join(output_dir, f"ckpt-{step}")):
+        return manager.save(checkpoint_number=step)
 
 
 def last_checkpoints(workdir: str, count: int) -> list[str]:

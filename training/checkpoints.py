@@ -1,13 +1,64 @@
-"""Checkpoints of the model's variables, keyed so that they survive Keras' layer naming.
+"""Checkpoints of the model's variables, keyed so that they survive Keras' layer naming, and
+the one-line account of a checkpoint that cannot be read.
 
 ``tf.train.CheckpointManager`` writes a checkpoint's files first and only then replaces the
 ``checkpoint`` state file that names the latest one (an atomic rename), so a run killed in the
-middle of a write restarts from the previous complete checkpoint; the half-written files are
-overwritten by the next save of that number. Everything else a work directory holds (resolved
-config, metrics) is written with :func:`common.files.atomic_write_text`.
+middle of a write (or stopped by a full disk) restarts from the previous complete checkpoint; the
+half-written files are overwritten by the next save of that number. Everything else a work
+directory holds (resolved config, metrics) is written with :func:`common.files.atomic_write_text`.
+Files that a crash of the machine or a bad copy truncated are another matter: reading them
+raises one of :data:`READ_ERRORS`, which :func:`cannot_read` describes.
 """
 
 from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+import tensorflow as tf
+
+from common.storage import StorageError, writing
+
+# What TensorFlow raises for a checkpoint whose files are missing, truncated or corrupt: an
+# OpError ("file is too short to be an sstable", "Checksum does not match", ...) or, for a data
+# file cut short, an IndexError ("Read less bytes than requested").
+READ_ERRORS = (tf.errors.OpError, IndexError)
+
+
+@contextlib.contextmanager
+def saving(path: str) -> Iterator[None]:
+    """Around a TensorFlow save to ``path`` (a checkpoint prefix): a write the file system
+    refuses raises a StorageError naming ``path``, after removing the partial files TensorFlow
+    left in ``path_temp/`` (on a full disk, as large as the space that was left).
+
+    Example:
+        >>> with saving("/tmp/run/checkpoints/ckpt-30"):
+        ...     manager.save(checkpoint_number=30)
+    """
+    try:
+        with writing(path):
+            yield
+    except StorageError:
+        if tf.io.gfile.exists(f"{path}_temp"):
+            tf.io.gfile.rmtree(f"{path}_temp")
+        raise
+
+
+class UnreadableCheckpointError(RuntimeError):
+    """A checkpoint's files cannot be read; the message names it and says what to do."""
+
+
+def cannot_read(path: str, error: BaseException) -> str:
+    """``"PATH cannot be read (REASON): ..."`` for one of :data:`READ_ERRORS` raised reading it.
+
+    Example:
+        >>> cannot_read("/r/ckpt-80", tf.errors.OpError(None, None, "file is too short", None))
+        '/r/ckpt-80 cannot be read (file is too short): its files are truncated or corrupt'
+    """
+    message = re.sub(r"\{\{.*?\}\}|\[Op:\w+\]", "", str(error)).strip()
+    reason = message.splitlines()[0] if message else type(error).__name__
+    return f"{path} cannot be read ({reason}): its files are truncated or corrupt"
 
 
 def model_variables(model) -> dict:

@@ -1,9 +1,14 @@
 """Checks a configuration's values at start-up, before any data or model work.
 
-Misspelt keys are caught earlier: ``configs/base.py`` returns a locked ConfigDict.
+Misspelt keys are caught earlier: ``configs/base.py`` returns a locked ConfigDict. A config file
+that does not exist or defines no ``get_config`` is caught before it is loaded
+(:func:`config_file_problem`).
 """
 
 from __future__ import annotations
+
+import ast
+import os
 
 import ml_collections
 
@@ -48,6 +53,43 @@ def drop_retired_options(config: ml_collections.ConfigDict, source: str) -> None
             )
         with config.unlocked():
             del config[section][name]
+
+
+def config_file_problem(path: str) -> str | None:
+    """Why the config file ``path`` (a ``--config`` value; an ``:argument`` suffix aside) cannot
+    give a config: it does not exist, is not Python or defines no ``get_config``; else None.
+
+    Example:
+        >>> config_file_problem("configs/tiny.py") is None
+        True
+        >>> config_file_problem("configs/tiny")[:41]
+        'The config file configs/tiny does not exi'
+    """
+    path = path.split(":", 1)[0]
+    if not os.path.isfile(path):
+        return (
+            f"The config file {path} does not exist; give one of configs/*.py "
+            "(e.g. --config=configs/multi30k_de_en.py) or a path from this directory."
+        )
+    with open(path, "rb") as file:
+        try:
+            module = ast.parse(file.read(), path)
+        except SyntaxError as error:
+            return f"The config file {path} is not valid Python: line {error.lineno}: {error.msg}."
+    defined = set()
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            defined.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Assign):
+            defined.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    if not defined & {"get_config", "*"}:
+        return (
+            f"The config file {path} defines no get_config(), the function that returns the "
+            "config (see configs/tiny.py)."
+        )
+    return None
 
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")

@@ -4,10 +4,13 @@ settings a saved position of those batches depends on (so a resumed run knows if
 
 from __future__ import annotations
 
+import os
+
 import ml_collections
 import tensorflow as tf
 
 import data_pipeline
+from common.storage import writing
 from training.config import ConfigError
 
 
@@ -80,7 +83,8 @@ def load_data(
     config: ml_collections.ConfigDict, workdir: str, splits: list[str]
 ) -> tuple[dict[str, tf.data.Dataset], data_pipeline.Tokenizer]:
     """Returns ``(split -> (source, target) string pairs, tokenizer)``; trains the tokenizer on
-    the training split (with ``data.extra_train_data``'s) the first time.
+    the training split (with ``data.extra_train_data``'s) the first time, into
+    ``workdir/spm.model`` (a StorageError names that file when the file system refuses it).
 
     Example:
         >>> pairs, tokenizer = load_data(config, "/tmp/run", ["validation"])  # doctest: +SKIP
@@ -93,13 +97,14 @@ def load_data(
     for name in extra_names:
         extra = data_pipeline.load_translation_splits(name, [train_split], data_dir)
         pairs[train_split] = pairs[train_split].concatenate(extra[train_split])
-    tokenizer = data_pipeline.load_or_train_tokenizer(
-        workdir,
-        pairs[train_split],
-        config.tokenizer.vocab_size,
-        config.tokenizer.model_type,
-        seed=config.train.seed,
-    )
+    with writing(os.path.join(workdir, "spm.model")):
+        tokenizer = data_pipeline.load_or_train_tokenizer(
+            workdir,
+            pairs[train_split],
+            config.tokenizer.vocab_size,
+            config.tokenizer.model_type,
+            seed=config.train.seed,
+        )
     return pairs, tokenizer
 
 

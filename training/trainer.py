@@ -1,8 +1,10 @@
 """The training loop: steps, checkpoints with the data position, validation, TensorBoard.
 
 ``train(config, workdir)`` is all ``train.py`` runs. Rerunning it with the same work directory
-resumes from the last complete checkpoint (model, optimizer, step and the position of the data
-iterator), and a finished run says so and returns. The model and optimizer come from
+resumes from the last complete checkpoint that reads (model, optimizer, step and the position of
+the data iterator), and a finished run says so and returns. A write the file system refuses (a
+full disk, a read-only directory) stops the run with a :class:`common.storage.StorageError` that
+names the file and the checkpoint a rerun resumes from. The model and optimizer come from
 ``training.builders``, the data from ``training.data``.
 """
 
@@ -24,6 +26,7 @@ from tqdm import tqdm
 import data_pipeline
 from common.files import atomic_write_text, read_json, write_json
 from common.metrics import bleu
+from common.storage import writing
 from decoding import ModelTranslator, SearchOptions
 from training import checkpoints, distribute
 from training import config as config_lib
@@ -64,6 +67,10 @@ class _Trainer:
             else os.path.join(workdir, f".worker-{self.strategy.cluster_resolver.task_id}")
         )
         os.makedirs(self.output_dir, exist_ok=True)
+        if self.chief:  # First, so that a directory that cannot be written fails at once.
+            atomic_write_text(
+                os.path.join(workdir, "config.json"), config.to_json_best_effort(indent=2) + "\n"
+            )
         keras.utils.set_random_seed(config.train.seed)
         keras.mixed_precision.set_global_policy(config.train.precision)
         warning = bfloat16_speed_warning(
@@ -126,11 +133,13 @@ class _Trainer:
                 max_length_offset=config.decode.max_length_offset,
             ),
         )
-        self.writer = (
-            tf.summary.create_file_writer(os.path.join(workdir, "tensorboard"))
-            if self.chief
-            else tf.summary.create_noop_writer()
-        )
+        self.tensorboard_dir = os.path.join(workdir, "tensorboard")
+        with writing(self.tensorboard_dir):
+            self.writer = (
+                tf.summary.create_file_writer(self.tensorboard_dir)
+                if self.chief
+                else tf.summary.create_noop_writer()
+            )
 
     @property
     def step(self) -> int:
@@ -161,20 +170,39 @@ class _Trainer:
         return os.path.join(self.checkpoint_dir, f"data-worker{self.worker_index}-{step}")
 
     def restore(self) -> None:
-        """Restores the latest complete checkpoint and this worker's data position at its step."""
-        latest = tf.train.latest_checkpoint(self.checkpoint_dir)  # the chief's, for every worker
-        if not latest:
+        """Restores the newest checkpoint that reads (warning about each newer one that does not)
+        and this worker's data position at its step."""
+        state = tf.train.get_checkpoint_state(self.checkpoint_dir)  # the chief's, for every worker
+        paths = state.all_model_checkpoint_paths[::-1] if state else []
+        for path in paths:
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+            except checkpoints.READ_ERRORS as error:
+                logging.warning(
+                    "The checkpoint %s; skipping it.", checkpoints.cannot_read(path, error)
+                )
+                continue
+            self._restore_data_position()
+            print(f"Resuming from checkpoint {path} at step {self.step}.", flush=True)
             return
-        self.checkpoint.restore(latest).assert_existing_objects_matched()
+        if paths:
+            raise TrainingError(
+                f"None of the {len(paths)} checkpoints in {self.checkpoint_dir} can be read (see "
+                "the warnings above); move that directory aside to train from the beginning."
+            )
+
+    def _restore_data_position(self) -> None:
         data_position = self._data_position_path(self.step)
-        problem = self._data_position_problem(data_position)
+        try:
+            problem = self._data_position_problem(data_position)
+            if not problem:
+                self.data_position.read(data_position).assert_consumed()
+        except checkpoints.READ_ERRORS as error:
+            problem = f"The data position {checkpoints.cannot_read(data_position, error)}"
         if problem:
             logging.warning(
                 "%s: the data restarts from the beginning of its (deterministic) order.", problem
             )
-        else:
-            self.data_position.read(data_position).assert_consumed()
-        print(f"Resuming from checkpoint {latest} at step {self.step}.", flush=True)
 
     def _data_position_problem(self, data_position: str) -> str | None:
         """Why the data position saved at ``data_position`` cannot be restored, or None."""
@@ -197,8 +225,11 @@ class _Trainer:
 
     def save(self) -> None:
         """Saves the data position, then the checkpoint (whose state file commits both)."""
-        self.data_position.write(self._data_position_path(self.step))
-        self.manager.save(checkpoint_number=self.step)
+        data_position = self._data_position_path(self.step)
+        with checkpoints.saving(data_position):
+            self.data_position.write(data_position)
+        with checkpoints.saving(os.path.join(self.manager.directory, f"ckpt-{self.step}")):
+            self.manager.save(checkpoint_number=self.step)
         kept = {
             self._data_position_path(path.rsplit("-", 1)[1]) for path in self.manager.checkpoints
         }
@@ -237,10 +268,10 @@ class _Trainer:
         }
 
     def _summaries(self, values: dict[str, float]) -> None:
-        with self.writer.as_default(step=self.step):
+        with writing(self.tensorboard_dir), self.writer.as_default(step=self.step):
             for name, value in values.items():
                 tf.summary.scalar(name, value)
-        self.writer.flush()
+            self.writer.flush()
 
     def run(self) -> TrainResult:
         config = self.config.train
@@ -312,7 +343,8 @@ class _Trainer:
                     )
                     if best_bleu is None or values["validation_bleu"] > best_bleu:
                         best_bleu = values["validation_bleu"]
-                        self.best_manager.save(checkpoint_number=step)
+                        with checkpoints.saving(os.path.join(self.best_dir, f"ckpt-{step}")):
+                            self.best_manager.save(checkpoint_number=step)
                         if self.chief:
                             write_json(best_path, {"step": step, **values})
         except KeyboardInterrupt:
@@ -338,14 +370,19 @@ def train(config: ml_collections.ConfigDict, workdir: str) -> TrainResult:
         60
     """
     config_lib.validate(config)
-    os.makedirs(workdir, exist_ok=True)
-    trainer = _Trainer(config, workdir)
-    if trainer.chief:
-        atomic_write_text(
-            os.path.join(workdir, "config.json"), config.to_json_best_effort(indent=2) + "\n"
-        )
-    try:
-        return trainer.run()
-    finally:
-        if not trainer.chief:
-            shutil.rmtree(trainer.output_dir, ignore_errors=True)
+    with writing(kept=lambda: _resume_point(workdir)):
+        os.makedirs(workdir, exist_ok=True)
+        trainer = _Trainer(config, workdir)
+        try:
+            return trainer.run()
+        finally:
+            if not trainer.chief:
+                shutil.rmtree(trainer.output_dir, ignore_errors=True)
+
+
+def _resume_point(workdir: str) -> str:
+    """What a rerun of ``workdir`` resumes from (for the message of a refused write)."""
+    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))
+    if latest is None:
+        return "no checkpoint was written yet, so a rerun starts from the beginning"
+    return f"the last complete checkpoint, {latest}, is intact and a rerun resumes from it"

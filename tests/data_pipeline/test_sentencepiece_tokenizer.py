@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 import numpy as np
@@ -108,7 +109,7 @@ def test_load_or_train_reuses_the_model(tokenizer, de_en, tmp_path, monkeypatch)
     workdir = tmp_path / "run"
     small = de_en["train"].take(3000)
     first = dp.load_or_train_tokenizer(str(workdir), small, vocab_size=500, model_type="bpe")
-    assert sorted(os.listdir(workdir)) == ["spm.model", "spm.vocab"]  # No temp files left.
+    assert os.listdir(workdir) == ["spm.model"]  # No temporary file left.
     assert first.model_type == "bpe" and first.vocab_size == 500
 
     def fail(*args, **kwargs):
@@ -125,9 +126,7 @@ def test_separate_vocabularies(de_en, tmp_path):
     small = de_en["train"].take(2000)
     src = dp.load_or_train_tokenizer(str(tmp_path), small, 400, "bpe", side="source")
     tgt = dp.load_or_train_tokenizer(str(tmp_path), small, 400, "bpe", side="target")
-    assert sorted(os.listdir(tmp_path)) == [
-        "spm_source.model", "spm_source.vocab", "spm_target.model", "spm_target.vocab"
-    ]
+    assert sorted(os.listdir(tmp_path)) == ["spm_source.model", "spm_target.model"]
     de, en = next(small.as_numpy_iterator())
     assert _round_trip(src, [de.decode()]) == [dp.normalize_text(de.decode())]
     assert _round_trip(tgt, [en.decode()]) == [dp.normalize_text(en.decode())]
@@ -141,6 +140,19 @@ def test_bpe_round_trip_french_and_czech(raw_lines, tmp_path):
         sentences = raw_lines("validation", lang)
         decoded = _round_trip(tok, sentences)
         assert decoded == [dp.normalize_text(s) for s in sentences], lang
+
+
+def test_a_full_disk_raises_its_os_error_and_leaves_no_file(tmp_path, monkeypatch):
+    def full_disk(path, mode):
+        with open(path, mode) as file:  # the part of the model that fitted
+            file.write(b"\0" * 10)
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+
+    monkeypatch.setattr(tokenizer_lib, "open", full_disk, raising=False)
+    with pytest.raises(OSError) as raised:
+        dp.train_sentencepiece(["Ein Hund.", "A dog."] * 100, str(tmp_path / "spm"), 271)
+    assert raised.value.errno == errno.ENOSPC
+    assert os.listdir(tmp_path) == []
 
 
 def test_too_large_vocabulary_is_a_clear_error(tmp_path):

@@ -1,4 +1,5 @@
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -9,8 +10,9 @@ import pytest
 from configs import base
 from decoding import Ensemble
 from inference.export import SavedModelTranslator, export_saved_model
-from inference.loading import load_config, load_translator
+from inference.loading import load_config, load_model, load_translator
 from training.builders import build_model
+from training.checkpoints import UnreadableCheckpointError
 from training.config import RETIRED_OPTIONS, ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -85,3 +87,32 @@ def test_translating_with_a_work_directory_does_not_import_the_training_loop(tin
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "which, advice",
+    [
+        ("best", "Use --checkpoint=latest or --checkpoint=averaged instead."),
+        (
+            "latest",
+            "Rerun train.py with this --workdir: it resumes from the newest checkpoint that "
+            "reads and writes this one again.",
+        ),
+        ("averaged", "Rerun average_checkpoints.py to write it again."),
+    ],
+)
+def test_a_truncated_checkpoint_stops_the_loading_with_one_line_naming_it(
+    tiny_run, tmp_path, which, advice
+):
+    workdir = tmp_path / "run"
+    shutil.copytree(tiny_run[0], workdir, ignore=shutil.ignore_patterns("eval", "saved_model*"))
+    shutil.copytree(workdir / "best", workdir / "averaged", dirs_exist_ok=True)
+    directory = {"best": "best", "latest": "checkpoints", "averaged": "averaged"}[which]
+    data = workdir / directory / "ckpt-60.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:100])
+    with pytest.raises(UnreadableCheckpointError) as raised:
+        load_model(str(workdir), which)
+    assert str(raised.value) == (
+        f"The {which} checkpoint {workdir}/{directory}/ckpt-60 cannot be read (Read less bytes "
+        f"than requested): its files are truncated or corrupt. {advice}"
+    )

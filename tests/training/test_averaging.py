@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from inference.loading import load_model
-from training.averaging import last_checkpoints
-from training.checkpoints import checkpoint_key, model_variables
+from common.storage import StorageError
+from inference.loading import build_workdir_model, load_model
+from training.averaging import average_checkpoints, last_checkpoints
+from training.checkpoints import UnreadableCheckpointError, checkpoint_key, model_variables
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,3 +40,29 @@ def test_average_checkpoints_writes_the_mean_weights(tiny_run):
 def test_averaging_more_checkpoints_than_kept_is_a_clear_error(tiny_run):
     with pytest.raises(ValueError, match="keeps 3"):
         last_checkpoints(tiny_run[0], 5)
+
+
+def test_an_unreadable_checkpoint_is_named_and_a_refused_write_keeps_what_was_there(
+    tiny_run, tmp_path, monkeypatch, full_disk
+):
+    workdir = tiny_run[0]
+    model, _ = build_workdir_model(workdir)
+    truncated = tmp_path / "ckpt-60"
+    for suffix in (".index", ".data-00000-of-00001"):
+        data = Path(workdir, "checkpoints", f"ckpt-60{suffix}").read_bytes()
+        Path(f"{truncated}{suffix}").write_bytes(data[: len(data) // 2])
+    with pytest.raises(UnreadableCheckpointError) as raised:
+        average_checkpoints(model, [f"{workdir}/checkpoints/ckpt-40", str(truncated)], "/unused")
+    assert str(raised.value).startswith(f"The checkpoint {truncated} cannot be read (")
+    assert str(raised.value).endswith(
+        "its files are truncated or corrupt. Average without it (a smaller --last leaves out "
+        "the oldest), or rerun train.py if it is the newest."
+    )
+
+    output = tmp_path / "averaged"
+    average_checkpoints(model, [f"{workdir}/checkpoints/ckpt-40"], str(output))
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", full_disk(f"{output}/ckpt-60"))
+    with pytest.raises(StorageError, match=f"left on the device while writing {output}/ckpt-60;"):
+        average_checkpoints(model, [f"{workdir}/checkpoints/ckpt-60"], str(output))
+    assert tf.train.latest_checkpoint(str(output)) == f"{output}/ckpt-40"
+    assert not Path(f"{output}/ckpt-60_temp").exists()

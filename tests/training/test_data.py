@@ -1,7 +1,14 @@
-"""The settings a saved data position depends on, and how a change is reported."""
+"""The settings a saved data position depends on, how a change is reported, and the tokenizer
+file named when the disk is full."""
 
+import errno
+
+import pytest
+
+import data_pipeline
+from common.storage import StorageError
 from configs import tiny
-from training.data import changed_settings, data_settings
+from training.data import changed_settings, data_settings, load_data
 
 
 def test_the_settings_name_what_the_position_depends_on_and_later_options_only_when_set():
@@ -20,3 +27,16 @@ def test_changed_settings_lists_every_difference_in_name_order():
         "data.concat_ratio 0.5 -> None, data.max_length 48 -> 40"
     )
     assert changed_settings(current, dict(current)) is None
+
+
+def test_a_tokenizer_the_disk_has_no_room_for_is_named(tfds_dir, tmp_path, monkeypatch):
+    def full_disk(workdir, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", f"{workdir}/spm.model.tmp-1-ab")
+
+    monkeypatch.setattr(data_pipeline, "load_or_train_tokenizer", full_disk)
+    config = tiny.get_config()
+    config.data.data_dir = tfds_dir
+    with pytest.raises(
+        StorageError, match=f"left on the device while writing {tmp_path}/spm.model;"
+    ):
+        load_data(config, str(tmp_path), ["validation"])

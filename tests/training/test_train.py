@@ -1,7 +1,9 @@
-"""End-to-end training of configs/tiny.py: loss falls, kill -9 and resume, distribution."""
+"""End-to-end training of configs/tiny.py: loss falls, kill -9, a full disk or a truncated
+checkpoint and resume, distribution."""
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -10,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,6 +21,7 @@ import pytest
 import tensorflow as tf
 
 import data_pipeline
+from common.storage import StorageError
 from configs import tiny
 from training import data as training_data
 from training import trainer
@@ -87,7 +91,9 @@ def latest_step(workdir: str) -> int:
     return int(latest.rsplit("-", 1)[1]) if latest else 0
 
 
-def test_killed_run_resumes_from_the_last_complete_checkpoint(tfds_dir, tiny_tokenizer, tmp_path):
+def test_killed_run_resumes_from_the_last_complete_checkpoint(
+    tfds_dir, tiny_tokenizer, tmp_path, monkeypatch, capsys, full_disk
+):
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     overrides = (
         "--config.train.steps=80",
@@ -112,11 +118,37 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(tfds_dir, tiny_tok
     ), output
     assert latest_step(workdir) == 80
 
-    # The resumed run is the uninterrupted run: same data position, step and learning rate.
-    reference = new_workdir(tmp_path, tiny_tokenizer, "reference")
+    # The disk fills up while checkpoint 30 is written: one line, and after space is freed
+    # the rerun resumes from checkpoint 20.
     config = tiny_config(tfds_dir, steps=80, checkpoint_every=10, eval_every=1000)
+    full = new_workdir(tmp_path, tiny_tokenizer, "full")
+    checkpoint_30 = os.path.join(full, "checkpoints", "ckpt-30")
+    real_save = tf.train.CheckpointManager.save
+
+    def save(manager, checkpoint_number=None, **kwargs):
+        if checkpoint_number == 30:
+            full_disk(checkpoint_30)()
+        return real_save(manager, checkpoint_number, **kwargs)
+
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", save)
+    with pytest.raises(StorageError) as raised:
+        trainer.train(config, full)
+    assert str(raised.value) == (
+        f"No space left on the device while writing {checkpoint_30}; the last complete "
+        f"checkpoint, {full}/checkpoints/ckpt-20, is intact and a rerun resumes from it. Free "
+        "some space there, then rerun the same command."
+    )
+    assert latest_step(full) == 20 and not Path(f"{checkpoint_30}_temp").exists()
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert trainer.train(config, full).step == 80
+    assert f"Resuming from checkpoint {full}/checkpoints/ckpt-20 at step 20." in (
+        capsys.readouterr().out
+    )
+
+    # Both resumed runs are the uninterrupted run: same data position, step and learning rate.
+    reference = new_workdir(tmp_path, tiny_tokenizer, "reference")
     trainer.train(config, reference)
-    resumed_weights = tf.train.load_checkpoint(os.path.join(workdir, "checkpoints", "ckpt-80"))
     reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-80"))
     names = [
         name
@@ -124,13 +156,96 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(tfds_dir, tiny_tok
         if name.startswith("model/") or "iterations" in name or "learning_rate" in name
     ]
     assert any("iterations" in name for name in names)
-    for name in names:
-        np.testing.assert_allclose(
-            resumed_weights.get_tensor(name),
-            reference_weights.get_tensor(name),
-            atol=1e-5,
-            err_msg=name,
-        )
+    for resumed in (workdir, full):
+        resumed_weights = tf.train.load_checkpoint(os.path.join(resumed, "checkpoints", "ckpt-80"))
+        for name in names:
+            np.testing.assert_allclose(
+                resumed_weights.get_tensor(name),
+                reference_weights.get_tensor(name),
+                atol=1e-5,
+                err_msg=f"{resumed}: {name}",
+            )
+
+
+def truncate(path: Path, size: int = 0) -> None:
+    path.write_bytes(path.read_bytes()[:size])
+
+
+def test_refused_writes_name_their_file_and_a_truncated_checkpoint_is_skipped(
+    tfds_dir, tiny_tokenizer, tmp_path, monkeypatch, caplog, capsys, full_disk
+):
+    config = tiny_config(tfds_dir, steps=2, checkpoint_every=1, log_every=1, eval_every=1000)
+    config.train.eval_max_sentences = 2
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    run = trainer._Trainer(config, workdir)
+    assert run.run().step == 2 and latest_step(workdir) == 2
+
+    # Each write fails in turn, patched on the instance (each object writes its own file). The
+    # checkpoint saved before the failure is the latest; those after it, the one before.
+    checkpoints_dir = os.path.join(workdir, "checkpoints")
+    Path(workdir, "best", "best.json").unlink()  # so that the next validation is the best
+
+    def python_full_disk(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    tensorboard = os.path.join(workdir, "tensorboard")
+    sites = [  # (object, method, its failure, the file named at step #, saved before it)
+        (run.writer, "flush", full_disk(tensorboard, partial=False), tensorboard, False),
+        (run.data_position, "write", None, f"{checkpoints_dir}/data-worker0-#", False),
+        (run.manager, "save", None, f"{checkpoints_dir}/ckpt-#", False),
+        (os, "fsync", python_full_disk, f"{workdir}/eval/validation-step#.txt", True),
+        (run.best_manager, "save", None, f"{workdir}/best/ckpt-#", True),
+    ]
+    for owner, name, failure, pattern, saved in sites:
+        step = config.train.steps = latest_step(workdir) + 1
+        path = pattern.replace("#", str(step))
+        with monkeypatch.context() as patch:
+            patch.setattr(owner, name, failure or full_disk(path))
+            with pytest.raises(StorageError, match=f"left on the device while writing {path};"):
+                run.run()
+        assert latest_step(workdir) == step - 1 + saved and not Path(f"{path}_temp").exists()
+
+    # A truncated latest checkpoint (a crash of the machine, a bad copy) is skipped, named.
+    latest = latest_step(workdir)
+    truncate(Path(checkpoints_dir, f"ckpt-{latest}.index"))
+    capsys.readouterr()
+    with caplog.at_level(logging.WARNING):
+        assert run.run().step == latest and latest_step(workdir) == latest
+    assert (
+        f"The checkpoint {checkpoints_dir}/ckpt-{latest} cannot be read (file is too short to be "
+        "an sstable): its files are truncated or corrupt; skipping it." in caplog.text
+    )
+    resumed = f"Resuming from checkpoint {checkpoints_dir}/ckpt-{latest - 1} at step {latest - 1}."
+    assert resumed in capsys.readouterr().out
+
+    # ... and so is a truncated data position, like a missing one; none readable is one line.
+    truncate(Path(checkpoints_dir, f"data-worker0-{latest}.data-00000-of-00001"))
+    with caplog.at_level(logging.WARNING):
+        run.restore()
+    assert run.step == latest and f"data-worker0-{latest} cannot be read (" in caplog.text
+    assert "the data restarts from the beginning" in caplog.text
+    for step in range(latest - 2, latest + 1):
+        truncate(Path(checkpoints_dir, f"ckpt-{step}.data-00000-of-00001"), 10)
+    with pytest.raises(trainer.TrainingError, match="None of the 3 checkpoints in .* can be read"):
+        run.restore()
+
+
+def test_a_work_directory_that_cannot_be_written_stops_the_run_at_once(
+    tfds_dir, tmp_path, monkeypatch
+):
+    def read_only(dir, prefix):
+        raise OSError(errno.EROFS, "Read-only file system", os.path.join(dir, prefix + "x1"))
+
+    workdir = tmp_path / "run"
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    with pytest.raises(StorageError) as raised:
+        trainer.train(tiny_config(tfds_dir), str(workdir))
+    assert str(raised.value) == (
+        f"The file system is read-only while writing {workdir}/config.json; no checkpoint was "
+        "written yet, so a rerun starts from the beginning. Make it writable or choose another "
+        "directory, then rerun."
+    )
+    assert os.listdir(workdir) == []  # before any data or model work
 
 
 def test_mirrored_two_devices_matches_one_device(tfds_dir, tiny_tokenizer, tmp_path):

@@ -75,7 +75,12 @@ class Batcher:
         self._waiting.clear()
 
     async def run(self, columns: Sequence[list[str]]) -> dict[str, np.ndarray]:
-        """The signature's outputs for these rows (one list per input), run in some batch."""
+        """The signature's outputs for these rows (one list per input), run in some batch.
+
+        Example:
+            >>> (await batcher.run([["Ein Hund.", "Ja"]]))["translation"].shape
+            (2,)
+        """
         loop = asyncio.get_running_loop()
         request = _Request(tuple(columns), len(columns[0]), loop.time(), loop.create_future())
         self._waiting.append(request)

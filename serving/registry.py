@@ -79,7 +79,12 @@ class ServedModel:
         return self.signatures[name]
 
     def status(self) -> dict:
-        """TensorFlow Serving's ``GetModelStatusResponse`` JSON for this version."""
+        """TensorFlow Serving's ``ModelVersionStatus`` JSON for this version.
+
+        Example:
+            >>> model.status()["state"]
+            'AVAILABLE'
+        """
         return {
             "version": str(self.version),
             "state": "AVAILABLE",
@@ -87,7 +92,12 @@ class ServedModel:
         }
 
     def metadata(self) -> dict:
-        """TensorFlow Serving's ``GetModelMetadataResponse`` JSON (the signature defs)."""
+        """TensorFlow Serving's ``GetModelMetadataResponse`` JSON (the signature defs).
+
+        Example:
+            >>> sorted(model.metadata()["metadata"]["signature_def"]["signature_def"])
+            ['__saved_model_init_op', 'cross_attention', 'serving_default']
+        """
         return {
             "model_spec": {"name": self.name, "signature_name": "", "version": str(self.version)},
             "metadata": {"signature_def": {"signature_def": dict(self.signature_defs)}},
@@ -109,7 +119,12 @@ class ModelRegistry:
             raise ValueError("Two served models have the same name; name each (NAME=DIR).")
 
     def get(self, name: str, version: int | None) -> ServedModel:
-        """The model ``name`` (at ``version``, if given); 404 otherwise."""
+        """The model ``name`` (at ``version``, if given); 404 otherwise.
+
+        Example:
+            >>> registry.get("de-en", None).version
+            1
+        """
         model = self.models.get(name)
         if model is None or version not in (None, model.version):
             spec = f"Latest({name})" if version is None else f"Specific({name}, {version})"
@@ -117,7 +132,12 @@ class ModelRegistry:
         return model
 
     def status(self, name: str, version: int | None) -> dict:
-        """``{"model_version_status": [...]}``; 404 for an unknown model or version."""
+        """``{"model_version_status": [...]}``; 404 for an unknown model or version.
+
+        Example:
+            >>> registry.status("de-en", 1)["model_version_status"][0]["state"]
+            'AVAILABLE'
+        """
         model = self.models.get(name)
         if model is None:
             raise ApiError(404, f"Could not find any versions of model {name}")

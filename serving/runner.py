@@ -40,7 +40,11 @@ class ModelRunner:
     async def call(
         self, signature: Signature, columns: Sequence[list[str]]
     ) -> dict[str, np.ndarray]:
-        """Runs ``signature`` on ``columns`` on the worker thread and waits for it."""
+        """Runs ``signature`` on ``columns`` on the worker thread and waits for it.
+
+        Example:
+            >>> outputs = await runner.call(signature, [["Ein Hund.", "Ja"]])
+        """
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, signature, *columns)

@@ -54,7 +54,11 @@ class ModelService:
     async def run(
         self, model: ServedModel, signature: Signature, columns: Sequence[list[str]]
     ) -> dict[str, np.ndarray]:
-        """``signature``'s outputs for ``columns`` (one list of texts per input)."""
+        """``signature``'s outputs for ``columns`` (one list of texts per input).
+
+        Example:
+            >>> outputs = await service.run(model, model.signature("serving_default"), [["Ja"]])
+        """
         batcher = self._batchers.get((model.name, signature.name))
         if batcher is not None:
             return await batcher.run(columns)

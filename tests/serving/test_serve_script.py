@@ -101,7 +101,7 @@ def test_clients_that_disconnect_mid_request_harm_nothing(server, shout):
     assert answer.json() == {"predictions": [shout("ok")]}
 
 
-def test_sigterm_finishes_the_requests_in_flight_and_exits_0(
+def test_busy_model_does_not_block_the_server_and_sigterm_finishes_requests_in_flight(
     start_server, tiny_saved_model, tiny_served, translate_directly
 ):
     process, url = start_server(f"--saved_model={tiny_saved_model}", "--noenable_batching")
@@ -120,11 +120,14 @@ def test_sigterm_finishes_the_requests_in_flight_and_exits_0(
         futures = [pool.submit(send, sentences) for sentences in requests]
         while not done:
             time.sleep(0.005)
+        # The model works on its own thread: the server answers while translations wait.
+        status = httpx2.get(f"{url}/v1/models/default", timeout=60)
+        answered_meanwhile = len(done) < len(requests)
         process.send_signal(signal.SIGTERM)
         in_flight = len(requests) - len(done)
         answers = [future.result() for future in futures]
     _, stderr = process.communicate(timeout=60)
-    assert in_flight > 0
+    assert status.status_code == 200 and answered_meanwhile and in_flight > 0
     assert process.returncode == 0, stderr[-2000:]
     assert "Traceback" not in stderr
     for sentences, answer in zip(requests, answers, strict=True):

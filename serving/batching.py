@@ -57,6 +57,7 @@ class Batcher:
         self.runner, self.signature, self.options = runner, signature, options
         self._waiting: collections.deque[_Request] = collections.deque()
         self._arrival = asyncio.Event()
+        self._running: list[_Request] = []  # the batch the model is working on
         self._task: asyncio.Task | None = None
 
     def start(self) -> None:
@@ -64,12 +65,12 @@ class Batcher:
         self._task = asyncio.get_running_loop().create_task(self._serve())
 
     async def stop(self) -> None:
-        """Stops; requests still waiting get a 503."""
+        """Stops; requests not answered yet get a 503."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        for request in self._waiting:
+        for request in [*self._running, *self._waiting]:
             if not request.future.done():
                 request.future.set_exception(ApiError(503, "the server is shutting down"))
         self._waiting.clear()
@@ -89,9 +90,9 @@ class Batcher:
 
     async def _serve(self) -> None:
         while True:
-            batch = await self._next_batch()
-            if batch:
-                await self._run(batch)
+            self._running = await self._next_batch()
+            if self._running:
+                await self._run(self._running)
 
     def _live_rows(self) -> int:
         return sum(request.rows for request in self._waiting if not request.future.done())
@@ -130,7 +131,8 @@ class Batcher:
         except ApiError as error:
             if len(batch) > 1:  # find the request at fault: run each alone
                 for request in batch:
-                    await self._run([request])
+                    if not request.future.done():
+                        await self._run([request])
             elif not batch[0].future.done():
                 batch[0].future.set_exception(error)
             return

@@ -105,17 +105,21 @@ def test_a_cancelled_request_is_left_out_of_the_next_batch():
     assert calls == [["slow"], ["kept"]]
 
 
-def test_requests_still_waiting_at_shutdown_get_a_503():
-    batcher = Batcher(ModelRunner("test"), recording_signature([]), BatchingOptions())
+def test_requests_not_answered_at_shutdown_get_a_503():
+    batcher = Batcher(
+        ModelRunner("test"), recording_signature([], slow=0.3), BatchingOptions(True, 1, 0)
+    )
 
-    async def scenario() -> None:
-        waiting = asyncio.ensure_future(batcher.run([["a"]]))  # never started: never runs
-        await asyncio.sleep(0)
+    async def scenario() -> list:
+        batcher.start()
+        running = asyncio.ensure_future(batcher.run([["slow"]]))
+        waiting = asyncio.ensure_future(batcher.run([["a"]]))  # max_batch_size 1: waits
+        await asyncio.sleep(0.1)
         await batcher.stop()
-        await waiting
+        return await asyncio.gather(running, waiting, return_exceptions=True)
 
-    with pytest.raises(ApiError, match="shutting down"):
-        asyncio.run(scenario())
+    for result in asyncio.run(scenario()):
+        assert isinstance(result, ApiError) and result.status == 503, result
 
 
 @pytest.mark.parametrize("options", [dict(max_batch_size=0), dict(batch_timeout_micros=-1)])

@@ -37,11 +37,11 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="module")
-def demo(request, start_server, tiny_served):
+def demo(request, start_server):
     """``(url, served model)``: the page's server and the model it serves as de-en."""
     path = os.environ.get("SERVE_DEMO_SAVED_MODEL")
     if not path:
-        return request.getfixturevalue("server"), tiny_served
+        return request.getfixturevalue("server"), request.getfixturevalue("tiny_served")
     process, url = start_server(f"--saved_model=de-en={path}")
     request.addfinalizer(lambda: (process.terminate(), process.communicate(timeout=60)))
     return url, load_model("de-en", path)

@@ -10,15 +10,16 @@ subprocess on a free loopback port) with batching on (``--max_batch_size=64``, t
 ``--batch_timeout_micros``), then off: for each number of ``--clients``, that many concurrent
 clients (asyncio, one connection each, in this process) send ``--requests`` single-sentence
 requests in all, each client its next request when the previous one is answered; sentences/s
-and the p50 / p99 latency of a request. Before the timed runs, each server gets an untimed pass
-of requests of 1, 2, 4, ... 64 sentences and one of the largest number of clients (tracing and,
-for a ``--jit_compile`` export, XLA compilation of the batch shapes). The clients share the two
-cores with the server: what a client on the same machine sees.
+and the p50 / p99 latency of a request. Before the timed runs, each server gets untimed requests
+of every batch shape the workload can make (1, 2, 4, ... 64 sentences of each source length
+bucket: tracing and, for an export with XLA, compilation). The clients share the two cores with
+the server: what a client on the same machine sees.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import statistics
 import subprocess
@@ -87,13 +88,24 @@ async def load(url: str, clients: int, sentences: Sequence[str]) -> tuple[float,
     return time.perf_counter() - started, latencies
 
 
-def warm_up(url: str, sentences: Sequence[str], clients: int) -> None:
+def warm_up_requests(sentences: Sequence[str], token_counts: Sequence[int]) -> list[list[str]]:
+    """A request of 1, 2, 4, ... 64 sentences for each group of sentences whose source fills
+    the same multiple of 16 tokens (EOS included): every (batch, length) shape an XLA export
+    pads the workload's batches to."""
+    groups: dict[int, list[str]] = collections.defaultdict(list)
+    for sentence, count in zip(sentences, token_counts, strict=True):
+        groups[count // 16].append(sentence)  # count + 1 (EOS) tokens fill ceil(/16) blocks
+    return [
+        [group[index % len(group)] for index in range(size)]
+        for group in groups.values()
+        for size in (1, 2, 4, 8, 16, 32, 64)
+    ]
+
+
+def warm_up(url: str, requests: Sequence[list[str]]) -> None:
     with httpx2.Client(base_url=url, timeout=600) as client:
-        for size in (1, 2, 4, 8, 16, 32, 64):
-            for start in range(0, len(sentences), size):
-                batch = list(sentences[start : start + size])
-                client.post(MODEL_URL, json={"instances": batch}).raise_for_status()
-    asyncio.run(load(url, clients, sentences))
+        for sentences in requests:
+            client.post(MODEL_URL, json={"instances": sentences}).raise_for_status()
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -116,7 +128,9 @@ def main(argv: list[str]) -> None:
         {"sentences": len(sources), "requests": len(workload), "clients": _CLIENTS.value},
     )
 
-    serve = tf.saved_model.load(_SAVED_MODEL.value).signatures["serving_default"]
+    loaded = tf.saved_model.load(_SAVED_MODEL.value)
+    serve = loaded.signatures["serving_default"]
+    token_counts = loaded.source_lengths(tf.constant(sources)).numpy().tolist()
 
     def batches_of(size: int) -> None:
         for start in range(0, len(sources), size):
@@ -133,7 +147,7 @@ def main(argv: list[str]) -> None:
     for batching in (True, False):
         process, url = start_server(batching)
         try:
-            warm_up(url, sources, max(clients))
+            warm_up(url, warm_up_requests(sources, token_counts))
             for count in clients:
                 seconds, latencies = asyncio.run(load(url, count, workload))
                 rate = len(workload) / seconds

@@ -15,7 +15,7 @@ from typing import Protocol
 import tensorflow as tf
 from tqdm import tqdm
 
-from data_pipeline.tokenizer import EOS_ID, PAD_ID
+from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from decoding.options import SearchOptions
 from decoding.search import decode
 
@@ -146,13 +146,50 @@ class ModelTranslator(tf.Module):
     def translate_batch(self, text: tf.Tensor) -> tf.Tensor:
         """``(batch,)`` tf.string sentences -> ``(batch,)`` tf.string translations."""
         source_ids = encode_sources(self.tokenizer, text, self.max_source_length)
-        if self.jit_compile:
-            batch = tf.shape(source_ids)[0]
-            padded_ids = pad_to_buckets(source_ids, self.length_bucket)
-            output_ids = self._compiled_search(padded_ids)[:batch]
-        else:
-            output_ids = self._search(source_ids)
-        return self.tokenizer.detokenize(output_ids)
+        return self.tokenizer.detokenize(self._output_ids(source_ids))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def cross_attention(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        """Translations with the last decoder layer's encoder-decoder attention (one model only).
+
+        Returns ``translation`` ``(batch,)``, ``source_pieces`` ``(batch, source_len)`` (the
+        pieces read, EOS included), ``target_pieces`` ``(batch, target_len)`` (the pieces
+        written, EOS included) and ``attention`` ``(batch, heads, target_len, source_len)``
+        float32: row t is where output piece t looked. Pieces are ``""`` and weights 0 past a
+        sentence's end (padding).
+
+        Example:
+            >>> outputs = translator.cross_attention(tf.constant(["Ein Hund rennt."]))
+            >>> outputs["attention"].shape   # (1 sentence, heads, output pieces, source pieces)
+            TensorShape([1, 4, 6, 5])
+        """
+        source_ids = encode_sources(self.tokenizer, text, self.max_source_length)
+        output_ids = self._output_ids(source_ids)
+        bos = tf.fill([tf.shape(output_ids)[0], 1], tf.constant(BOS_ID, output_ids.dtype))
+        memory, memory_mask = self.model.encode(source_ids)
+        _, weights = self.model.decode(
+            tf.concat([bos, output_ids[:, :-1]], axis=1),
+            memory,
+            memory_mask,
+            return_attention_scores=True,
+        )
+        source_real, target_real = source_ids != PAD_ID, output_ids != PAD_ID
+        visible = target_real[:, None, :, None] & source_real[:, None, None, :]
+        return {
+            "translation": self.tokenizer.detokenize(output_ids),
+            "source_pieces": self._pieces(source_ids, source_real),
+            "target_pieces": self._pieces(output_ids, target_real),
+            "attention": tf.where(visible, tf.cast(weights[-1], tf.float32), 0.0),
+        }
+
+    def _pieces(self, ids: tf.Tensor, real: tf.Tensor) -> tf.Tensor:
+        return tf.where(real, self.tokenizer.id_to_piece(ids), "")
+
+    def _output_ids(self, source_ids: tf.Tensor) -> tf.Tensor:
+        if not self.jit_compile:
+            return self._search(source_ids)
+        batch = tf.shape(source_ids)[0]
+        return self._compiled_search(pad_to_buckets(source_ids, self.length_bucket))[:batch]
 
     def _search(self, source_ids: tf.Tensor) -> tf.Tensor:
         return decode(self.model, source_ids, self.options)

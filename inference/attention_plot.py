@@ -8,8 +8,7 @@ matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from data_pipeline.tokenizer import BOS_ID, EOS_ID  # noqa: E402
-from decoding.translator import ModelTranslator, encode_sources  # noqa: E402
+from decoding.translator import ModelTranslator  # noqa: E402
 
 
 def plot_cross_attention(translator: ModelTranslator, sentence: str, path: str) -> str:
@@ -19,17 +18,11 @@ def plot_cross_attention(translator: ModelTranslator, sentence: str, path: str) 
     Example:
         >>> plot_cross_attention(translator, "Ein Hund rennt.", "/tmp/attention.png")
     """
-    model, tokenizer = translator.model, translator.tokenizer
-    text = tf.constant([sentence])
-    source_ids = encode_sources(tokenizer, text, translator.max_source_length)
-    translation = translator.translate_batch(text)
-    output_ids = tokenizer.tokenize(translation)[0].numpy().tolist() + [EOS_ID]
-    target_in = tf.constant([[BOS_ID, *output_ids[:-1]]])
-    memory, memory_mask = model.encode(source_ids)
-    _, weights = model.decode(target_in, memory, memory_mask, return_attention_scores=True)
-    last_layer = weights[-1][0].numpy()  # (heads, target_len, source_len)
-    source_pieces = [p.decode() for p in tokenizer.id_to_piece(source_ids[0]).numpy()]
-    output_pieces = [p.decode() for p in tokenizer.id_to_piece(tf.constant(output_ids)).numpy()]
+    outputs = translator.cross_attention(tf.constant([sentence]))
+    source_pieces = [p.decode() for p in outputs["source_pieces"][0].numpy() if p]
+    output_pieces = [p.decode() for p in outputs["target_pieces"][0].numpy() if p]
+    # (heads, target_len, source_len), without the padding.
+    last_layer = outputs["attention"][0, :, : len(output_pieces), : len(source_pieces)].numpy()
     num_heads = last_layer.shape[0]
     columns = min(num_heads, 4)
     rows = (num_heads + columns - 1) // columns
@@ -47,4 +40,4 @@ def plot_cross_attention(translator: ModelTranslator, sentence: str, path: str) 
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
-    return translation[0].numpy().decode("utf-8", errors="replace")
+    return outputs["translation"][0].numpy().decode("utf-8", errors="replace")

@@ -3,8 +3,11 @@
 The ``serving_default`` signature takes ``text`` (tf.string, [None]) and returns
 ``translation`` (tf.string, [None]); SentencePiece tokenization, beam search and detokenization
 run inside it, so serving needs TensorFlow and ``tensorflow_text`` (for the SentencePiece ops)
-and nothing of this project. Inputs longer than the model's ``data.max_length`` tokens are
-truncated to it (the CLI warns about that; the SavedModel does not).
+and nothing of this project. A second signature, ``cross_attention`` (not for ensembles),
+returns for the same input the translation, the source and output pieces and the last decoder
+layer's encoder-decoder attention (``ModelTranslator.cross_attention``; the demo page of
+``serve.py`` draws it). Inputs longer than the model's ``data.max_length`` tokens are truncated
+to it (the CLI warns about that; the SavedModel does not).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from common.storage import writing
+from decoding.ensemble import Ensemble
 from decoding.translator import ModelTranslator, translate_in_batches, truncation_warnings
 
 
@@ -44,11 +48,14 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     translator.max_source_length_variable = tf.Variable(
         translator.max_source_length, trainable=False, name="max_source_length"
     )
+    signatures = {"serving_default": serve}
+    if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
+        signatures["cross_attention"] = translator.cross_attention
     with writing(output_dir):
         os.makedirs(parent, exist_ok=True)
         staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(output_dir)}.tmp-")
         try:
-            tf.saved_model.save(translator, staging, signatures={"serving_default": serve})
+            tf.saved_model.save(translator, staging, signatures=signatures)
             if os.path.exists(output_dir):
                 previous = f"{staging}.old"
                 os.replace(output_dir, previous)

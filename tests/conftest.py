@@ -76,3 +76,14 @@ def full_disk():
         return save
 
     return make
+
+
+@pytest.fixture(scope="session")
+def tiny_saved_model(tiny_run, tmp_path_factory) -> str:
+    """The tiny run exported with the graph search (no XLA: no compilation for each new batch
+    shape, which keeps the tests fast) into a version directory: ``.../de-en/7``."""
+    from inference.export import export_saved_model
+    from inference.loading import load_translator
+
+    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
+    return export_saved_model(translator, str(tmp_path_factory.mktemp("models") / "de-en" / "7"))

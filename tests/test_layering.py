@@ -2,6 +2,7 @@
 
 transformer, data_pipeline, common  <-  decoding  <-  training, inference  <-  cli, scripts
 (inference may use training's builders, checkpoints and config, never its loop or data).
+serving (the server of serve.py) imports nothing of the project: a SavedModel is all it needs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("transformer", "data_pipeline", "common", "decoding", "training", "inference")
+PACKAGES = (
+    "transformer",
+    "data_pipeline",
+    "common",
+    "decoding",
+    "training",
+    "inference",
+    "serving",
+)
 ALLOWED = {
     "transformer": {"transformer"},
     "data_pipeline": {"data_pipeline"},
@@ -29,6 +38,7 @@ ALLOWED = {
         "training.checkpoints",
         "training.config",
     },
+    "serving": {"serving"},
 }
 
 
@@ -71,3 +81,7 @@ def test_the_rules_catch_a_training_module_importing_inference(tmp_path):
         "inference.evaluation.evaluate_split",
     ]
     assert not allowed("training.trainer", ALLOWED["inference"])
+
+
+def test_serve_py_needs_the_serving_package_only():
+    assert {name.split(".")[0] for name in project_imports(REPO_ROOT / "serve.py")} == {"serving"}

@@ -60,3 +60,26 @@ def test_truncation_warnings_name_each_sentence_longer_than_the_model_reads(tiny
     assert truncation_warnings([5, 6], max_source_length=6) == [
         "warning: sentence 2 has 6 tokens; only the first 5 are translated."
     ]
+
+
+def test_cross_attention_returns_the_translation_its_pieces_and_one_map_per_head(tiny_run):
+    workdir, _ = tiny_run
+    model, tokenizer, _ = load_model(workdir, "latest")
+    translator = ModelTranslator(model, tokenizer, max_source_length=32)
+    sentences = ["Ein Hund rennt über die Wiese.", "Ja"]
+    outputs = translator.cross_attention(tf.constant(sentences))
+    assert [t.decode() for t in outputs["translation"].numpy()] == translator.translate(
+        sentences, progress=False
+    )
+    attention = outputs["attention"].numpy()
+    assert attention.shape[:2] == (2, model.num_heads)
+    for row, sentence in enumerate(sentences):
+        source = [p.decode() for p in outputs["source_pieces"][row].numpy() if p]
+        target = [p.decode() for p in outputs["target_pieces"][row].numpy() if p]
+        expected_source = tokenizer.id_to_piece(tokenizer.tokenize([sentence])[0]).numpy()
+        assert source == [p.decode() for p in expected_source] + ["</s>"]
+        assert target and len(target) <= attention.shape[2]
+        weights = attention[row]
+        # Each real output piece's weights over the real source pieces sum to one; padding is 0.
+        np.testing.assert_allclose(weights[:, : len(target), : len(source)].sum(-1), 1, rtol=1e-5)
+        assert weights[:, len(target) :].sum() == 0 and weights[:, :, len(source) :].sum() == 0

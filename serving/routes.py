@@ -1,0 +1,115 @@
+"""The HTTP endpoints: TensorFlow Serving's REST API under ``/v1/``, and the demo page's.
+
+``POST /v1/models/NAME[/versions/V]:predict``, ``GET /v1/models/NAME[/versions/V]`` (status)
+and ``GET /v1/models/NAME[/versions/V]/metadata``, matched as TensorFlow Serving matches them
+(case-insensitive; anything else under ``/v1/`` is a 400 "Malformed request", elsewhere a 404).
+``GET /demo/models`` lists the served models for the page at ``/``.
+
+Example:
+    >>> routes = Endpoints(service, Limits()).routes()   # Starlette routes
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TypeVar
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from serving.errors import ApiError, bad_request
+from serving.limits import Limits
+from serving.service import ModelService
+from serving.tensors import outputs_to_json, parse_predict_body
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+_PREDICT = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?:predict", re.IGNORECASE)
+_MODEL = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata)?", re.IGNORECASE)
+T = TypeVar("T")
+
+
+class Endpoints:
+    """The endpoints over a :class:`ModelService` and the request :class:`Limits`."""
+
+    def __init__(self, service: ModelService, limits: Limits) -> None:
+        self.service, self.limits = service, limits
+
+    def routes(self) -> list[BaseRoute]:
+        """The Starlette routes: ``/``, ``/static/``, ``/demo/models``, then the REST API."""
+        return [
+            Route("/", lambda _: FileResponse(STATIC_DIR / "index.html")),
+            Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+            Route("/demo/models", self.models),
+            Route("/{path:path}", self.v1, methods=["GET", "POST"]),
+        ]
+
+    async def models(self, request: Request) -> JSONResponse:
+        """``{"models": [{"name", "version", "signatures"}]}`` for the demo page."""
+        del request
+        models = self.service.registry.models.values()
+        return JSONResponse(
+            {
+                "models": [
+                    {"name": m.name, "version": m.version, "signatures": sorted(m.signatures)}
+                    for m in models
+                ]
+            }
+        )
+
+    async def v1(self, request: Request) -> Response:
+        """TensorFlow Serving's REST API."""
+        method, path = request.method, request.url.path
+        if method == "POST" and (match := _PREDICT.fullmatch(path)):
+            return await self.predict(request, match[1], _version(match[2]))
+        if method == "GET" and (match := _MODEL.fullmatch(path)):
+            name, version = match[1], _version(match[2])
+            if match[3]:
+                return JSONResponse(self.service.registry.get(name, version).metadata())
+            return JSONResponse(self.service.registry.status(name, version))
+        if not path.lower().startswith("/v1/"):
+            raise ApiError(404, "Not Found")
+        raise bad_request(f"Malformed request: {method} {path}")
+
+    async def predict(self, request: Request, name: str, version: int | None) -> JSONResponse:
+        """``:predict`` in row or columnar format (see :mod:`serving.tensors`)."""
+        body = await self.limits.read_body(request)
+        parsed = parse_predict_body(body)
+        model = self.service.registry.get(name, version)
+        signature = model.signature(parsed.signature_name)
+        columns = parsed.columns(signature.inputs)
+        for column in columns.values():
+            self.limits.check_sentences(column)
+        run = self.service.run(model, signature, [columns[name] for name in signature.inputs])
+        outputs = await unless_disconnected(request, run)
+        return JSONResponse(outputs_to_json(outputs, parsed.columnar))
+
+
+def _version(digits: str | None) -> int | None:
+    return None if digits is None else int(digits)
+
+
+async def unless_disconnected(request: Request, work: Awaitable[T]) -> T:
+    """``await work``, cancelled (a 499) if the client disconnects first.
+
+    Example:
+        >>> outputs = await unless_disconnected(request, service.run(model, signature, columns))
+    """
+    work_task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnect(request))
+    await asyncio.wait({work_task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    if work_task.done():
+        watcher.cancel()
+        return work_task.result()
+    work_task.cancel()
+    raise ApiError(499, "client closed request")
+
+
+async def _disconnect(request: Request) -> None:
+    """Returns when the client has gone (the body has been read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass

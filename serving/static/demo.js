@@ -1,0 +1,150 @@
+// The demo page: translate with the chosen model (TF Serving's :predict, row format), then
+// show the cross_attention signature's heat maps (one per head) for a chosen sentence.
+"use strict";
+
+const form = document.getElementById("translate-form");
+const modelSelect = document.getElementById("model");
+const source = document.getElementById("source");
+const statusLine = document.getElementById("status");
+const list = document.getElementById("translations");
+const attention = document.getElementById("attention");
+const caption = document.getElementById("attention-caption");
+const heatmaps = document.getElementById("heatmaps");
+let signaturesByModel = {};
+// Only the latest request of each kind may draw its answer (an older one may arrive later).
+let latestTranslation = 0;
+let latestAttention = 0;
+
+function showStatus(text, isError = false) {
+  statusLine.textContent = text;
+  statusLine.classList.toggle("error", isError);
+}
+
+// POSTs a :predict request; resolves to the response JSON, rejects with the API's error text.
+async function predict(model, body) {
+  const response = await fetch(`/v1/models/${encodeURIComponent(model)}:predict`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok) throw new Error(json.error || `HTTP ${response.status}`);
+  return json;
+}
+
+async function loadModels() {
+  const response = await fetch("/demo/models");
+  const { models } = await response.json();
+  for (const model of models) {
+    signaturesByModel[model.name] = model.signatures;
+    modelSelect.add(new Option(`${model.name} (version ${model.version})`, model.name));
+  }
+}
+
+async function translate() {
+  const sentences = source.value.split("\n").map((s) => s.trim()).filter((s) => s);
+  if (!sentences.length) return;
+  const model = modelSelect.value;
+  showStatus("Translating…");
+  const request = ++latestTranslation;
+  try {
+    const { predictions } = await predict(model, { instances: sentences });
+    if (request !== latestTranslation) return;
+    list.replaceChildren();
+    predictions.forEach((translation, index) => {
+      const item = document.createElement("li");
+      const text = document.createElement("div");
+      text.className = "translation";
+      text.textContent = translation;
+      const original = document.createElement("div");
+      original.className = "source";
+      original.textContent = sentences[index];
+      item.append(text, original);
+      item.addEventListener("click", () => showAttention(model, sentences[index], item));
+      list.append(item);
+    });
+    showStatus(`${sentences.length} sentence(s) translated by ${model}.`);
+    if (signaturesByModel[model].includes("cross_attention")) {
+      await showAttention(model, sentences[0], list.firstElementChild);
+    }
+  } catch (error) {
+    if (request === latestTranslation) showStatus(error.message, true);
+  }
+}
+
+// Viridis, by linear interpolation between five of its colours; value in [0, 1].
+const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+function colour(value) {
+  const position = Math.min(Math.max(value, 0), 1) * (VIRIDIS.length - 1);
+  const low = Math.floor(position);
+  const high = Math.min(low + 1, VIRIDIS.length - 1);
+  const mix = (i) => Math.round(VIRIDIS[low][i] + (VIRIDIS[high][i] - VIRIDIS[low][i]) * (position - low));
+  return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
+}
+
+function heatmap(head, weights, sourcePieces, targetPieces) {
+  const figure = document.createElement("figure");
+  figure.className = "heatmap";
+  const title = document.createElement("figcaption");
+  title.textContent = `head ${head + 1}`;
+  const table = document.createElement("table");
+  table.className = "heatmap";
+  const headerRow = table.createTHead().insertRow();
+  headerRow.append(document.createElement("th"));
+  for (const piece of sourcePieces) {
+    const cell = document.createElement("th");
+    cell.textContent = piece;
+    headerRow.append(cell);
+  }
+  const body = table.createTBody();
+  targetPieces.forEach((piece, row) => {
+    const tableRow = body.insertRow();
+    const label = document.createElement("th");
+    label.textContent = piece;
+    tableRow.append(label);
+    sourcePieces.forEach((sourcePiece, column) => {
+      const cell = tableRow.insertCell();
+      const weight = weights[row][column];
+      cell.style.background = colour(weight);
+      cell.title = `${piece} → ${sourcePiece}: ${weight.toFixed(3)}`;
+    });
+  });
+  figure.append(title, table);
+  return figure;
+}
+
+async function showAttention(model, sentence, item) {
+  if (!signaturesByModel[model].includes("cross_attention")) return;
+  for (const other of list.children) other.classList.toggle("selected", other === item);
+  const request = ++latestAttention;
+  try {
+    const { predictions } = await predict(model, {
+      signature_name: "cross_attention",
+      instances: [sentence],
+    });
+    if (request !== latestAttention) return;
+    const { attention: weights, source_pieces, target_pieces } = predictions[0];
+    // Padding pieces are empty strings: keep the real ones.
+    const sourcePieces = source_pieces.filter((piece) => piece);
+    const targetPieces = target_pieces.filter((piece) => piece);
+    caption.textContent = `“${sentence}”: rows are the output pieces, columns the source pieces.`;
+    heatmaps.replaceChildren(
+      ...weights.map((head, index) => heatmap(index, head, sourcePieces, targetPieces)),
+    );
+    attention.hidden = false;
+  } catch (error) {
+    if (request === latestAttention) showStatus(error.message, true);
+  }
+}
+
+source.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    translate();
+  }
+});
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  translate();
+});
+loadModels().catch((error) => showStatus(`Could not list the models: ${error.message}`, true));

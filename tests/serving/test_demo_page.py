@@ -1,0 +1,92 @@
+"""The demo page in a real browser: Debian's headless Chromium, driven by Playwright.
+
+``SERVE_DEMO_SCREENSHOT=docs/serve_demo.png`` saves a screenshot of the page at the end (the
+README's); ``SERVE_DEMO_SAVED_MODEL=DIR`` serves that SavedModel instead of the tiny one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+
+from serving.registry import load_model
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; scripts/test.sh installs it when missing
+# No sign-in, sync, updates or other background traffic: the machine may have no network.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+SENTENCE = "Ein Mann mit einem roten Hut spielt auf der Straße Gitarre."
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def demo(request, start_server):
+    """``(url, served model)``: the page's server and the model it serves as de-en."""
+    path = os.environ.get("SERVE_DEMO_SAVED_MODEL")
+    if not path:
+        return request.getfixturevalue("server"), request.getfixturevalue("tiny_served")
+    process, url = start_server(f"--saved_model=de-en={path}")
+    request.addfinalizer(lambda: (process.terminate(), process.communicate(timeout=60)))
+    return url, load_model("de-en", path)
+
+
+def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_maps(
+    browser, demo, translate_directly
+):
+    url, served = demo
+    expected = translate_directly(served, [SENTENCE])[0]
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/")
+    expect(page.locator("#model option[value='de-en']")).to_have_count(1)
+    page.select_option("#model", "de-en")
+    page.locator("#source").press_sequentially(SENTENCE)
+    page.locator("#source").press("Enter")
+    expect(page.locator("#translations .translation")).to_have_text([expected])
+    expect(page.locator("#status")).to_have_text("1 sentence(s) translated by de-en.")
+    heads = int(
+        served.signature_defs["cross_attention"]["outputs"]["attention"]["tensor_shape"]["dim"][1][
+            "size"
+        ]
+    )
+    maps = page.locator("#heatmaps figure.heatmap")
+    expect(maps).to_have_count(heads)
+    expect(maps.locator("figcaption")).to_have_text([f"head {h + 1}" for h in range(heads)])
+    outputs = served.signature("cross_attention")([SENTENCE])
+    sources = [p.decode() for p in outputs["source_pieces"][0] if p]
+    targets = [p.decode() for p in outputs["target_pieces"][0] if p]
+    expect(maps.first.locator("thead th")).to_have_text(["", *sources])  # source pieces across
+    expect(maps.first.locator("tbody th")).to_have_text(targets)  # output pieces down
+    expect(maps.first.locator("tbody td")).to_have_count(len(sources) * len(targets))
+    # A typed newline (Shift+Enter) does not translate; Enter does, every line.
+    page.locator("#source").press("Shift+Enter")
+    page.locator("#source").press_sequentially("Ja")
+    expect(page.locator("#translations .translation")).to_have_count(1)
+    page.locator("#source").press("Enter")
+    expect(page.locator("#translations .translation")).to_have_text(
+        translate_directly(served, [SENTENCE, "Ja"])
+    )
+    page.locator("#translations li").nth(1).click()  # the maps of a chosen sentence
+    expect(page.locator("#attention-caption")).to_contain_text("“Ja”")
+    page.locator("#translations li").first.click()
+    expect(page.locator("#attention-caption")).to_contain_text(SENTENCE)
+    expect(maps.first.locator("tbody th")).to_have_text(targets)
+    if os.environ.get("SERVE_DEMO_SCREENSHOT"):
+        page.screenshot(path=os.environ["SERVE_DEMO_SCREENSHOT"], full_page=True)
+    page.close()

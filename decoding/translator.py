@@ -16,6 +16,7 @@ import tensorflow as tf
 from tqdm import tqdm
 
 from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID
+from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from decoding.search import decode
 
@@ -126,6 +127,10 @@ class ModelTranslator(tf.Module):
         self.max_source_length = max_source_length
         self.jit_compile, self.length_bucket = jit_compile, length_bucket
         self._compiled_search = tf.function(self._search, jit_compile=True)
+        if not isinstance(model, Ensemble):  # a tf.function attribute: exported with the module
+            self.cross_attention = tf.function(
+                self._cross_attention, input_signature=[tf.TensorSpec([None], tf.string)]
+            )
 
     @property
     def beam_size(self) -> int:
@@ -148,9 +153,9 @@ class ModelTranslator(tf.Module):
         source_ids = encode_sources(self.tokenizer, text, self.max_source_length)
         return self.tokenizer.detokenize(self._output_ids(source_ids))
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def cross_attention(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
-        """Translations with the last decoder layer's encoder-decoder attention (one model only).
+    def _cross_attention(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        """Translations with the last decoder layer's encoder-decoder attention: the tf.function
+        ``cross_attention`` of a translator of one model (an ensemble has no one attention).
 
         Returns ``translation`` ``(batch,)``, ``source_pieces`` ``(batch, source_len)`` (the
         pieces read, EOS included), ``target_pieces`` ``(batch, target_len)`` (the pieces

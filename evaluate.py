@@ -5,34 +5,50 @@ prints sacreBLEU and chrF (detokenized, cased) with their signatures. On Multi30
 test splits it also prints the published papers' BLEU (tokenized and lower-cased like the data
 set's own reference files, scored against them: ``inference.multi30k_bleu``) and writes those
 files. With ``--ensemble=DIR2,...`` the models decode together and the files go under
-``DIR/eval/ensemble/``.
+``DIR/eval/ensemble/``. With ``--ctranslate2=EXPORT`` the export translates (the work directory
+gives the data set) and the files go under ``DIR/eval/ctranslate2-<EXPORT's name>/``.
 """
+
+import os
 
 from absl import flags
 
-from cli import define_translator_flags, run_main
+from cli import define_ctranslate2_flags, define_translator_flags, run_main
 from inference.evaluation import evaluate_split
 from inference.loading import load_config
 
 _TRANSLATOR = define_translator_flags()
 _SPLIT = flags.DEFINE_string("split", "test2016", "Split of the config's data set.")
+_CTRANSLATE2 = define_ctranslate2_flags()
 _DATA = flags.DEFINE_string("data", None, "Data set name (default: the config's data.name).")
 
 
 def main(argv: list[str]) -> None:
     del argv
     workdir = _TRANSLATOR.workdir.value
+    _CTRANSLATE2.check(_TRANSLATOR)
     config = load_config(workdir)
-    translator, checkpoint = _TRANSLATOR.load()
-    print(
-        f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {_SPLIT.value} "
-        f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
-    )
+    output_dir = f"{workdir}/eval" + ("/ensemble" if _TRANSLATOR.ensemble.value else "")
+    if _CTRANSLATE2.directory.value:
+        translator = _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
+        name = os.path.basename(os.path.normpath(_CTRANSLATE2.directory.value))
+        output_dir = f"{workdir}/eval/ctranslate2-{name}"
+        print(
+            f"Evaluating CTranslate2 export {_CTRANSLATE2.directory.value} on "
+            f"{_DATA.value or config.data.name} {_SPLIT.value} (beam {translator.beam_size}, "
+            f"CTranslate2 length penalty {translator.length_penalty})."
+        )
+    else:
+        translator, checkpoint = _TRANSLATOR.load()
+        print(
+            f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {_SPLIT.value} "
+            f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
+        )
     result = evaluate_split(
         translator,
         _DATA.value or config.data.name,
         _SPLIT.value,
-        output_dir=f"{workdir}/eval" + ("/ensemble" if _TRANSLATOR.ensemble.value else ""),
+        output_dir=output_dir,
         data_dir=config.data.data_dir or None,
     )
     print(result.report())

@@ -3,6 +3,7 @@
 python translate.py --workdir=DIR                       # interactive: a sentence a line
 python translate.py --workdir=DIR --input=in.txt --output=out.txt
 python translate.py --saved_model=DIR --input=-         # standard input to standard output
+python translate.py --ctranslate2=DIR --input=in.txt    # a CTranslate2 export (export.py)
 python translate.py --workdir=DIR --plot_attention=attention.png   # then type a sentence
 """
 
@@ -13,13 +14,14 @@ import sys
 
 from absl import flags
 
-from cli import define_translator_flags, run_main
+from cli import define_ctranslate2_flags, define_translator_flags, run_main
 from common.files import atomic_write_text
 from decoding import Translator
 from inference.export import SavedModelTranslator
 
 _TRANSLATOR = define_translator_flags(workdir_required=False)
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Exported SavedModel directory.")
+_CTRANSLATE2 = define_ctranslate2_flags()
 _INPUT = flags.DEFINE_string("input", None, "File of sentences, one a line ('-': stdin).")
 _OUTPUT = flags.DEFINE_string("output", None, "File for the translations (default: stdout).")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
@@ -78,25 +80,37 @@ def interactive(translator: Translator) -> None:
     print(file=sys.stderr)
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    if bool(_TRANSLATOR.workdir.value) == bool(_SAVED_MODEL.value):
+def load_translator() -> Translator:
+    """The translator of --workdir, --saved_model or --ctranslate2, checking the other flags."""
+    _CTRANSLATE2.check(_TRANSLATOR)
+    sources = [_TRANSLATOR.workdir, _SAVED_MODEL, _CTRANSLATE2.directory]
+    if sum(bool(flag.value) for flag in sources) != 1:
         sys.exit(
-            "error: give exactly one of --workdir (a training work directory) or "
-            "--saved_model (an exported SavedModel)."
+            "error: give exactly one of --workdir (a training work directory), --saved_model (an "
+            "exported SavedModel) or --ctranslate2 (a CTranslate2 export)."
         )
+    exported = _SAVED_MODEL.value or _CTRANSLATE2.directory.value
+    if exported and _PLOT_ATTENTION.value:
+        sys.exit("error: --plot_attention needs --workdir (the model's attention).")
     if _SAVED_MODEL.value:
-        given = _TRANSLATOR.model_flags_given() + ["--plot_attention"] * bool(_PLOT_ATTENTION.value)
+        given = _TRANSLATOR.model_flags_given()
         if given:
             sys.exit(
-                f"error: {' and '.join(given)} {'needs' if len(given) == 1 else 'need'} --workdir; "
-                "a SavedModel's models and decoding options are fixed when it is exported."
+                f"error: {' and '.join(given)} {'needs' if len(given) == 1 else 'need'} "
+                "--workdir; a SavedModel's models and decoding options are fixed when it is "
+                "exported."
             )
-        translator = SavedModelTranslator(_SAVED_MODEL.value)
-    elif _TRANSLATOR.ensemble.value and _PLOT_ATTENTION.value:
+        return SavedModelTranslator(_SAVED_MODEL.value)
+    if _CTRANSLATE2.directory.value:
+        return _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
+    if _TRANSLATOR.ensemble.value and _PLOT_ATTENTION.value:
         sys.exit("error: --plot_attention shows one model's attention; drop --ensemble.")
-    else:
-        translator, _ = _TRANSLATOR.load()
+    return _TRANSLATOR.load()[0]
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    translator = load_translator()
     if _INPUT.value is None:
         interactive(translator)
         return

@@ -1,7 +1,7 @@
 """Decoding throughput (output tokens/s) of our searches, with the peers run in the same run.
 
     .venv/bin/python benchmarks/decode_throughput.py [--reps=5] [--jit=both|on|off]
-        [--workdir=runs/multi30k_de_en] [--size=small] [--peers=tf,torch,ct2]
+        [--workdir=runs/multi30k_de_en [--split=test2016]] [--size=small] [--peers=tf,torch,ct2]
 
 Measures cached greedy and beam search (``decoding``), each as ``tf.function`` with and without
 XLA, and the no-cache reference greedy (the TensorFlow tutorial's way: ``model.decode`` over the
@@ -16,23 +16,34 @@ tutorial's decoder (``tf_infer.py``, also with ``--rerun-encoder``), PyTorch (``
 and CTranslate2 (``ct2_infer.py``), and prints our ratio to each; the issue's targets are half of
 CTranslate2 float32 (greedy and beam 4). A peer that cannot run here is reported as such.
 
-With ``--workdir`` (a trained work directory) it also translates a Multi30k split (default
-test2016) with the trained model, greedy and with the config's beam, with and without XLA, at
-batch 1 (the first ``--batch1_sentences`` sentences, one per call) and batch 64 (the first
-``--batch64_sentences``, sorted by length as ``translate.py`` does), each timed after one untimed
-pass over the same sentences (the steady state of a server: every shape traced and compiled), and
-prints sentences/s and output tokens/s (SentencePiece pieces of the translations).
+With ``--workdir`` (a trained work directory) it also translates a real split (default
+test2016) with the same weights (the averaged checkpoint if there is one) exported four ways, all
+with the config's beam: our SavedModel with the XLA-compiled search and with the graph search,
+and CTranslate2 float32 and int8 (export.py --format=ctranslate2; CTranslate2's length penalty
+chosen on the validation split by float32 BLEU unless ``--ctranslate2_length_penalty`` is given).
+Each is timed at batch 1 (the first ``--batch1_sentences`` sentences, one per call: the median
+ms per sentence) and at batch 64 (the whole split, sorted by length as ``translate.py`` does: the
+median of ``--trained_reps`` passes), after one untimed pass over the same sentences (a server's
+steady state: every shape traced and compiled); it prints sentences/s, output SentencePiece
+pieces/s, sacreBLEU of the batch-64 translations, and the ratios ours / CTranslate2 beside the
+issue's targets (batch 64 >= 0.5x and batch 1 >= 0.7x CTranslate2 float32; int8 loses <= 0.3
+BLEU).
 
 Run it alone on the machine (it uses every core).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import shutil
 import statistics
+import tempfile
 from collections.abc import Callable
 
 import harness
 import keras
+import sentencepiece
 import tensorflow as tf
 from absl import app, flags
 
@@ -42,8 +53,11 @@ _REPS = flags.DEFINE_integer("reps", 5, "Timed batches per line.")
 _JIT = flags.DEFINE_enum("jit", "both", ["both", "on", "off"], "XLA for the cached searches.")
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained work directory: also time real text.")
 _SPLIT = flags.DEFINE_string("split", "test2016", "The split --workdir translates.")
-_BATCH1_SENTENCES = flags.DEFINE_integer("batch1_sentences", 50, "Sentences timed at batch 1.")
-_BATCH64_SENTENCES = flags.DEFINE_integer("batch64_sentences", 320, "Sentences at batch 64.")
+_BATCH1_SENTENCES = flags.DEFINE_integer("batch1_sentences", 200, "Sentences timed at batch 1.")
+_TRAINED_REPS = flags.DEFINE_integer("trained_reps", 3, "Timed batch-64 passes over the split.")
+_CT2_LENGTH_PENALTY = flags.DEFINE_float(
+    "ctranslate2_length_penalty", None, "CTranslate2's; default: chosen on validation."
+)
 _SIZE = harness.define_size_flag()
 _PEERS = harness.define_peers_flag(["tf", "torch", "ct2"], ["tf", "torch", "ct2"])
 
@@ -51,50 +65,134 @@ BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
 REFERENCE = "reference greedy (no cache)"
 # The issue's targets: at least this share of CTranslate2 float32's tokens/s, same workload.
 CT2_TARGET_SHARE = 0.5
+CT2_BATCH1_TARGET_SHARE = 0.7  # --workdir: of CTranslate2 float32's speed at batch 1
 
 
-def time_translate(translator, sentences: list[str], batch_size: int) -> tuple[list[float], list]:
-    """Seconds of each ``translate`` call over ``sentences`` in batches, and the translations."""
-    call_seconds, translations = [], []
-    for start in range(0, len(sentences), batch_size):
-        batch = sentences[start : start + batch_size]
-        output, seconds = harness.timed(
-            lambda batch=batch: translator.translate(batch, batch_size=batch_size, progress=False)
+@dataclasses.dataclass
+class TrainedLine:
+    """One translator's figures on the real split."""
+
+    batch1_ms: float  # median milliseconds per sentence, one sentence per call
+    sentences_per_second: float  # batch 64, the whole split, median of --trained_reps passes
+    tokens_per_second: float  # output SentencePiece pieces per second, same passes
+    bleu: float  # sacreBLEU of the batch-64 translations
+
+
+def time_real_translation(
+    translator,
+    sentences: list[str],
+    references: list[str],
+    batch1_sentences: int,
+    reps: int,
+    tokenizer: sentencepiece.SentencePieceProcessor,
+) -> TrainedLine:
+    """Batch 1 over the first ``batch1_sentences`` and batch 64 over all ``sentences`` (sorted by
+    length as translate.py does), each after one untimed pass (every shape traced and compiled:
+    a server's steady state)."""
+    from common.metrics import bleu
+
+    single = [[sentence] for sentence in sentences[:batch1_sentences]]
+    for batch in single:  # warm-up
+        translator.translate(batch, batch_size=1, progress=False)
+    batch1 = [
+        harness.timed(lambda batch=batch: translator.translate(batch, 1, progress=False))[1]
+        for batch in single
+    ]
+    translations, pass_seconds = [], []
+    for _ in range(reps + 1):  # the first pass is the warm-up
+        translations, seconds = harness.timed(
+            lambda: translator.translate(sentences, batch_size=64, progress=False)
         )
-        translations += output
-        call_seconds.append(seconds)
-    return call_seconds, translations
+        pass_seconds.append(seconds)
+    seconds = statistics.median(pass_seconds[1:])
+    pieces = sum(len(ids) for ids in tokenizer.encode(translations))
+    return TrainedLine(
+        batch1_ms=statistics.median(batch1) * 1e3,
+        sentences_per_second=len(sentences) / seconds,
+        tokens_per_second=pieces / seconds,
+        bleu=bleu(translations, references)[0].score,
+    )
 
 
-def time_trained_model(workdir: str, split: str, sentences_per_batch_size: dict[int, int]) -> None:
-    """Sentences/s and output tokens/s of a trained model on a real split, with and without XLA,
-    at each batch size, after one untimed pass over the same sentences (tracing, compilation)."""
-    from data_pipeline import load_translation_splits
+def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, reps: int) -> None:
+    """Our SavedModel (XLA and graph) against CTranslate2 float32 and int8 exports of the same
+    checkpoint, all at the config's beam, on ``split``: latency, throughput, BLEU, ratios."""
+    from inference.ctranslate2_export import export_ctranslate2
+    from inference.ctranslate2_translator import CTranslate2Translator, choose_length_penalty
+    from inference.evaluation import read_split
+    from inference.export import SavedModelTranslator, export_saved_model
     from inference.loading import load_config, load_translator
 
     config = load_config(workdir)
-    pairs = load_translation_splits(config.data.name, [split])[split]
-    sentences = [source.decode() for source, _ in pairs.as_numpy_iterator()]
-    print(f"\ntrained model: {workdir} ({config.data.name} {split}, {len(sentences)} sentences)")
-    print(
-        f"{'search':<10} {'XLA':<5} {'batch':>5} {'sentences':>9} {'sent/s':>7} {'tok/s':>7} "
-        f"{'median ms/call':>15}"
+    data_dir = config.data.data_dir or None
+    sources, references = read_split(config.data.name, split, data_dir)
+    checkpoint = "averaged" if os.path.isdir(os.path.join(workdir, "averaged")) else "best"
+    exports = tempfile.mkdtemp(prefix="decode_throughput-")
+    tokenizer = sentencepiece.SentencePieceProcessor(model_file=os.path.join(workdir, "spm.model"))
+    translators = {}
+    for jit in (True, False):
+        translator, path = load_translator(workdir, checkpoint, jit_compile=jit)
+        name = f"SavedModel, {'XLA' if jit else 'graph'}"
+        translators[name] = SavedModelTranslator(
+            export_saved_model(translator, os.path.join(exports, f"saved_model_{jit}"))
+        )
+    for quantization in ("float32", "int8"):
+        export_ctranslate2(translator, os.path.join(exports, quantization), quantization)
+    penalty = _CT2_LENGTH_PENALTY.value
+    if penalty is None:
+        validation = read_split(config.data.name, config.data.validation_split, data_dir)
+        penalty, scores = choose_length_penalty(
+            os.path.join(exports, "float32"), *validation, progress=False
+        )
+        print(
+            "CTranslate2 length penalty chosen on validation by float32 BLEU: "
+            + ", ".join(f"{candidate}: {score:.2f}" for candidate, score in scores.items())
+        )
+    for quantization in ("float32", "int8"):
+        translators[f"CTranslate2 {quantization}"] = CTranslate2Translator(
+            os.path.join(exports, quantization), length_penalty=penalty
+        )
+    harness.print_config(
+        "trained model",
+        {
+            "checkpoint": path,
+            "split": f"{config.data.name} {split} ({len(sources)} sentences)",
+            "beam": config.decode.beam_size,
+            "length penalty": f"GNMT {config.decode.length_penalty}, CTranslate2 {penalty}",
+            "batch 1": f"the first {batch1_sentences} sentences, median ms per sentence",
+            "batch 64": f"every sentence, sorted by length, median of {reps} passes",
+            "CTranslate2 threads": len(os.sched_getaffinity(0)),
+        },
     )
-    for beam_size in sorted({1, config.decode.beam_size}):
-        for jit in (False, True):
-            translator, _ = load_translator(workdir, beam_size=beam_size, jit_compile=jit)
-            for batch_size, count in sentences_per_batch_size.items():
-                subset = sentences[:count]
-                time_translate(translator, subset, batch_size)  # warm-up
-                call_seconds, translations = time_translate(translator, subset, batch_size)
-                seconds = sum(call_seconds)
-                tokens = int(tf.reduce_sum(translator.source_lengths(translations)))
-                search = "greedy" if beam_size == 1 else f"beam {beam_size}"
-                print(
-                    f"{search:<10} {jit!s:<5} {batch_size:>5} {count:>9} "
-                    f"{count / seconds:>7.1f} {tokens / seconds:>7.0f} "
-                    f"{statistics.median(call_seconds) * 1e3:>15.1f}"
-                )
+    lines = {
+        name: time_real_translation(
+            translator, sources, references, batch1_sentences, reps, tokenizer
+        )
+        for name, translator in translators.items()
+    }
+    shutil.rmtree(exports)
+    print(
+        f"\n{'translator':<24} {'batch 1 ms':>10} {'batch 64 sent/s':>15} {'tok/s':>7} {'BLEU':>6}"
+    )
+    for name, line in lines.items():
+        print(
+            f"{name:<24} {line.batch1_ms:>10.1f} {line.sentences_per_second:>15.1f} "
+            f"{line.tokens_per_second:>7.0f} {line.bleu:>6.2f}"
+        )
+    print(
+        "\nratios ours / CTranslate2 (speed: higher is better for ours; targets: batch 64 >= "
+        f"{CT2_TARGET_SHARE}, batch 1 >= {CT2_BATCH1_TARGET_SHARE} of float32)"
+    )
+    for ours in ("SavedModel, XLA", "SavedModel, graph"):
+        for theirs in ("CTranslate2 float32", "CTranslate2 int8"):
+            mine, other = lines[ours], lines[theirs]
+            batch64 = mine.sentences_per_second / other.sentences_per_second
+            print(
+                f"  {ours} / {theirs}: batch 64 {batch64:.2f}, "
+                f"batch 1 {other.batch1_ms / mine.batch1_ms:.2f}"
+            )
+    int8_loss = lines["CTranslate2 float32"].bleu - lines["CTranslate2 int8"].bleu
+    print(f"int8 BLEU loss against float32: {int8_loss:.2f} (target <= 0.3)")
 
 
 def our_decoders(
@@ -206,10 +304,8 @@ def main(argv: list[str]) -> None:
         print(f"best {search}: {speed:.0f} tok/s, {speed / results[REFERENCE]:.2f}x the reference")
 
     if _WORKDIR.value:
-        time_trained_model(
-            _WORKDIR.value,
-            _SPLIT.value,
-            {1: _BATCH1_SENTENCES.value, 64: _BATCH64_SENTENCES.value},
+        compare_with_ctranslate2(
+            _WORKDIR.value, _SPLIT.value, _BATCH1_SENTENCES.value, _TRAINED_REPS.value
         )
 
     print(f"\npeers on this machine, same workload ({', '.join(_PEERS.value) or 'none asked'}):")

@@ -6,9 +6,12 @@ A write the file system refuses (a full disk, a read-only directory) raises
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 
 from common.storage import writing
 
@@ -33,6 +36,35 @@ def atomic_write_text(path: str, text: str) -> None:
         except BaseException:
             if os.path.exists(temporary):
                 os.remove(temporary)
+            raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str) -> Iterator[str]:
+    """Yields an empty staging directory beside ``path`` to fill; on success it replaces ``path``
+    (an existing directory there is removed only then), on any error it is deleted and ``path``
+    stays as it was. A write the file system refuses raises a StorageError naming ``path``.
+
+    Example:
+        >>> with atomic_directory("/tmp/run/export") as staging:
+        ...     atomic_write_text(os.path.join(staging, "model.txt"), "weights")
+    """
+    path = os.path.abspath(path)
+    parent = os.path.dirname(path)
+    with writing(path):
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(path)}.tmp-")
+        try:
+            yield staging
+            if os.path.exists(path):
+                previous = f"{staging}.old"
+                os.replace(path, previous)
+                os.replace(staging, path)
+                shutil.rmtree(previous)
+            else:
+                os.replace(staging, path)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
             raise
 
 

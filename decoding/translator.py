@@ -203,11 +203,13 @@ class ModelTranslator(tf.Module):
         self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
     ) -> list[str]:
         """Translates ``sentences`` in batches of similar length, keeping their order."""
-        return translate_in_batches(self.translate_batch, sentences, batch_size, progress)
+        return translate_in_batches(
+            string_batches(self.translate_batch), sentences, batch_size, progress
+        )
 
 
 def translate_in_batches(
-    translate_batch: Callable[[tf.Tensor], tf.Tensor],
+    translate_batch: Callable[[list[str]], list[str]],
     sentences: Sequence[str],
     batch_size: int = 64,
     progress: bool = True,
@@ -225,8 +227,18 @@ def translate_in_batches(
     ) as bar:
         for start in range(0, len(order), batch_size):
             indices = order[start : start + batch_size]
-            outputs = translate_batch(tf.constant([sentences[i] for i in indices]))
-            for index, output in zip(indices, outputs.numpy(), strict=True):
-                translations[index] = output.decode("utf-8", errors="replace")
+            outputs = translate_batch([sentences[i] for i in indices])
+            for index, output in zip(indices, outputs, strict=True):
+                translations[index] = output
             bar.update(len(indices))
     return translations
+
+
+def string_batches(translate_batch: Callable[[tf.Tensor], tf.Tensor]) -> Callable:
+    """A ``(batch,)`` tf.string -> tf.string function as a ``list[str] -> list[str]`` one."""
+
+    def translate(batch: list[str]) -> list[str]:
+        outputs = translate_batch(tf.constant(batch)).numpy()
+        return [output.decode("utf-8", errors="replace") for output in outputs]
+
+    return translate

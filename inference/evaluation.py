@@ -59,6 +59,24 @@ class EvaluationResult:
         return "\n".join(scores + files)
 
 
+def read_split(
+    data_name: str, split: str, data_dir: str | None = None
+) -> tuple[list[str], list[str]]:
+    """``(sources, references)`` of a split, in the data set's order.
+
+    Example:
+        >>> sources, references = read_split("multi30k/de-en", "validation")
+        >>> len(sources)
+        1014
+    """
+    pairs = load_translation_splits(data_name, [split], data_dir=data_dir)[split]
+    sources, references = [], []
+    for source, target in pairs.as_numpy_iterator():
+        sources.append(source.decode("utf-8"))
+        references.append(target.decode("utf-8"))
+    return sources, references
+
+
 def evaluate_split(
     translator: Translator,
     data_name: str,
@@ -75,11 +93,7 @@ def evaluate_split(
         >>> result = evaluate_split(translator, "multi30k/de-en", "test2016", "/tmp/run/eval")
         >>> print(result.report())
     """
-    pairs = load_translation_splits(data_name, [split], data_dir=data_dir)[split]
-    sources, references = [], []
-    for source, target in pairs.as_numpy_iterator():
-        sources.append(source.decode("utf-8"))
-        references.append(target.decode("utf-8"))
+    sources, references = read_split(data_name, split, data_dir)
     # Before translating, so that missing or corrupt files fail fast.
     tokenized_references = multi30k_bleu.load_tokenized_references(
         data_name, split, list(zip(sources, references, strict=True)), data_dir

@@ -13,15 +13,18 @@ to it (the CLI warns about that; the SavedModel does not).
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 
 import tensorflow as tf
 
-from common.storage import writing
+from common.files import atomic_directory
 from decoding.ensemble import Ensemble
-from decoding.translator import ModelTranslator, translate_in_batches, truncation_warnings
+from decoding.translator import (
+    ModelTranslator,
+    string_batches,
+    translate_in_batches,
+    truncation_warnings,
+)
 
 
 def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
@@ -35,8 +38,6 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         >>> translator, _ = load_translator("/tmp/run")
         >>> export_saved_model(translator, "/tmp/run/saved_model")
     """
-    output_dir = os.path.abspath(output_dir)
-    parent = os.path.dirname(output_dir)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def serve(text: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -51,22 +52,9 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     signatures = {"serving_default": serve}
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
         signatures["cross_attention"] = translator.cross_attention
-    with writing(output_dir):
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(output_dir)}.tmp-")
-        try:
-            tf.saved_model.save(translator, staging, signatures=signatures)
-            if os.path.exists(output_dir):
-                previous = f"{staging}.old"
-                os.replace(output_dir, previous)
-                os.replace(staging, output_dir)
-                shutil.rmtree(previous)
-            else:
-                os.replace(staging, output_dir)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-    return output_dir
+    with atomic_directory(output_dir) as staging:
+        tf.saved_model.save(translator, staging, signatures=signatures)
+    return os.path.abspath(output_dir)
 
 
 class SavedModelTranslator:
@@ -94,7 +82,10 @@ class SavedModelTranslator:
         self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
     ) -> list[str]:
         return translate_in_batches(
-            lambda batch: self.serve(text=batch)["translation"], sentences, batch_size, progress
+            string_batches(lambda batch: self.serve(text=batch)["translation"]),
+            sentences,
+            batch_size,
+            progress,
         )
 
     def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:

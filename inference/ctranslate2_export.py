@@ -1,0 +1,247 @@
+"""A trained model as a CTranslate2 model directory: fast CPU decoding, int8 weights too.
+
+The directory holds what ``ctranslate2.Translator`` loads (``model.bin``, ``config.json``, the
+vocabulary) and, beside it, our SentencePiece model (``spm.model``) and the decoding options
+(``decoding.json``) that :class:`~inference.ctranslate2_translator.CTranslate2Translator` reads.
+The conversion goes through CTranslate2's own converter API (:class:`TransformerConverter`
+returns a ``TransformerSpec``), so CTranslate2 validates and quantizes the weights itself.
+
+What the mapping sets explicitly, because CTranslate2's defaults differ from our model:
+
+* the position table: ours interleaves sines and cosines (PE(pos, 2i) = sin, PE(pos, 2i+1) =
+  cos, as in the paper); CTranslate2's built-in sinusoid puts all sines first. The table is written
+  for every position a translation can reach.
+* the layer-norm epsilon (1e-6; CTranslate2's default is 1e-5).
+* the special tokens: pieces in id order, so CTranslate2's ids are ours; ``<s>`` starts the
+  decoder, ``</s>`` is appended to every source (``add_source_eos``), as in training.
+
+Pre-norm and post-norm, different encoder and decoder depths and the three embedding-sharing
+modes map one to one. An ensemble cannot be expressed (CTranslate2 decodes one model).
+
+Example:
+    >>> translator, _ = load_translator("runs/multi30k_de_en", "averaged")
+    >>> export_ctranslate2(translator, "runs/multi30k_de_en/ct2_int8", quantization="int8",
+    ...                    length_penalty=0.6)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import ctranslate2
+import numpy as np
+import tensorflow as tf
+from ctranslate2.specs import common_spec, transformer_spec
+
+from common.files import atomic_directory, write_json
+from decoding.common import output_length_limit
+from decoding.ensemble import Ensemble
+from decoding.options import SearchOptions
+from decoding.translator import ModelTranslator
+from transformer import Transformer
+from transformer.embedding import positional_encoding
+
+QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "bfloat16")
+LAYER_NORM_EPSILON = 1e-6  # transformer.normalization.LayerNormalization's default, our layers'
+DECODING_FILE = "decoding.json"
+TOKENIZER_FILE = "spm.model"
+
+
+class ExportError(ValueError):
+    """A model or option a CTranslate2 export cannot express, or an export CTranslate2 cannot
+    load; the message names it and what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DecodingSettings:
+    """What ``decoding.json`` holds: the search a CTranslate2 export translates with by default.
+
+    ``length_penalty`` is CTranslate2's (scores divided by ``length ** length_penalty``), not
+    GNMT's ``((5 + length) / 6) ** alpha`` (``gnmt_length_penalty``, the work directory's, kept
+    for reference). The output length limits and source truncation are the work directory's.
+    """
+
+    beam_size: int
+    length_penalty: float
+    gnmt_length_penalty: float
+    max_length_ratio: float
+    max_length_offset: float
+    max_length: int | None
+    max_source_length: int
+    quantization: str
+
+    @classmethod
+    def read(cls, directory: str) -> DecodingSettings:
+        path = os.path.join(directory, DECODING_FILE)
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f"No {DECODING_FILE} in {directory}: it is not a CTranslate2 export of this "
+                "project; write one with `python export.py --workdir=DIR --format=ctranslate2 "
+                f"--output={directory}`."
+            )
+        with open(path, encoding="utf-8") as file:
+            return cls(**json.load(file))
+
+    def search_options(self, beam_size: int | None = None) -> SearchOptions:
+        """The search's options (output length limits, beam size; GNMT's length penalty)."""
+        return SearchOptions(
+            beam_size=self.beam_size if beam_size is None else beam_size,
+            length_penalty=self.gnmt_length_penalty,
+            max_length=self.max_length,
+            max_length_ratio=self.max_length_ratio,
+            max_length_offset=self.max_length_offset,
+        )
+
+
+def _linear(spec: common_spec.LinearSpec, *dense_layers) -> None:
+    """Keras Dense layers (kernel ``(in, out)``) -> one CTranslate2 linear (weight ``(out, in)``),
+    concatenated along the outputs when several (fused query/key/value projections)."""
+    spec.weight = np.concatenate([layer.kernel.numpy().T for layer in dense_layers], axis=0)
+    if dense_layers[0].bias is not None:
+        spec.bias = np.concatenate([layer.bias.numpy() for layer in dense_layers], axis=0)
+
+
+def _layer_norm(spec: common_spec.LayerNormSpec, norm) -> None:
+    spec.gamma = norm.gamma.numpy()
+    spec.beta = norm.beta.numpy()
+
+
+def _self_attention(spec, attention, norm) -> None:
+    _linear(spec.linear[0], attention.W_q, attention.W_k, attention.W_v)
+    _linear(spec.linear[1], attention.W_o)
+    _layer_norm(spec.layer_norm, norm)
+
+
+def _feed_forward(spec, layer) -> None:
+    _linear(spec.linear_0, layer.feed_forward.hidden)
+    _linear(spec.linear_1, layer.feed_forward.output_projection)
+    _layer_norm(spec.layer_norm, layer.feed_forward_norm)
+
+
+class TransformerConverter(ctranslate2.converters.Converter):
+    """Converts a built :class:`transformer.Transformer` and its vocabulary into a CTranslate2
+    ``TransformerSpec`` (see the module docstring for what is set explicitly).
+
+    Args:
+        model: the model, float32 weights.
+        pieces: the SentencePiece pieces in id order (source and target share them).
+        max_positions: rows of the position table: the longest source or output it can read.
+
+    Example:
+        >>> TransformerConverter(model, pieces, 200).convert("/tmp/ct2", quantization="int8")
+    """
+
+    def __init__(self, model: Transformer, pieces: list[str], max_positions: int) -> None:
+        self.model, self.pieces, self.max_positions = model, pieces, max_positions
+
+    def _load(self) -> transformer_spec.TransformerSpec:
+        model = self.model
+        encoder = transformer_spec.TransformerEncoderSpec(
+            model.num_layers, model.num_heads, pre_norm=model.norm_first
+        )
+        decoder = transformer_spec.TransformerDecoderSpec(
+            model.num_decoder_layers, model.num_heads, pre_norm=model.norm_first
+        )
+        positions = positional_encoding(tf.range(self.max_positions), model.d_model).numpy()
+        encoder.embeddings[0].weight = model.source_embedding.embedding.embeddings.numpy()
+        encoder.position_encodings.encodings = positions
+        for spec, layer in zip(encoder.layer, model.encoder_layers, strict=True):
+            _self_attention(spec.self_attention, layer.self_attention, layer.self_attention_norm)
+            _feed_forward(spec.ffn, layer)
+        decoder.embeddings.weight = model.target_embedding.embedding.embeddings.numpy()
+        decoder.position_encodings.encodings = positions
+        for spec, layer in zip(decoder.layer, model.decoder_layers, strict=True):
+            _self_attention(spec.self_attention, layer.self_attention, layer.self_attention_norm)
+            cross = layer.cross_attention
+            _linear(spec.attention.linear[0], cross.W_q)
+            _linear(spec.attention.linear[1], cross.W_k, cross.W_v)
+            _linear(spec.attention.linear[2], cross.W_o)
+            _layer_norm(spec.attention.layer_norm, layer.cross_attention_norm)
+            _feed_forward(spec.ffn, layer)
+        if model.norm_first:  # pre-norm stacks end with a layer norm
+            _layer_norm(encoder.layer_norm, model.encoder_norm)
+            _layer_norm(decoder.layer_norm, model.decoder_norm)
+        if model.output_projection is None:  # tied to the target embedding
+            decoder.projection.weight = decoder.embeddings.weight
+        else:
+            _linear(decoder.projection, model.output_projection)
+
+        spec = transformer_spec.TransformerSpec(encoder, decoder)
+        spec.config.layer_norm_epsilon = LAYER_NORM_EPSILON
+        spec.config.add_source_eos = True
+        spec.config.bos_token, spec.config.eos_token = "<s>", "</s>"
+        spec.config.unk_token, spec.config.decoder_start_token = "<unk>", "<s>"
+        spec.register_source_vocabulary(self.pieces)
+        spec.register_target_vocabulary(self.pieces)
+        return spec
+
+
+def export_ctranslate2(
+    translator: ModelTranslator,
+    output_dir: str,
+    quantization: str = "float32",
+    length_penalty: float = 0.0,
+) -> str:
+    """Writes ``translator``'s model as a CTranslate2 model directory, atomically.
+
+    Args:
+        translator: a work directory's translator (``inference.loading.load_translator``); its
+            beam size, output length limits and source truncation go into ``decoding.json``.
+        output_dir: the directory to write; an existing one is replaced only once the new one
+            is complete.
+        quantization: the weights' type, one of :data:`QUANTIZATIONS`.
+        length_penalty: CTranslate2's length penalty (``score / length ** length_penalty``),
+            the default of translations with this export.
+
+    Raises:
+        ExportError: an ensemble, or an unknown quantization.
+
+    Example:
+        >>> export_ctranslate2(translator, "/tmp/run/ct2", quantization="int8")
+        '/tmp/run/ct2'
+    """
+    if isinstance(translator.model, Ensemble):
+        raise ExportError(
+            "--ensemble cannot be exported to CTranslate2, which decodes one model: export each "
+            "work directory on its own, or average checkpoints of one run instead."
+        )
+    if quantization not in QUANTIZATIONS:
+        raise ExportError(
+            f"--quantization={quantization} is not one of {', '.join(QUANTIZATIONS)}."
+        )
+    if length_penalty < 0:
+        raise ExportError(f"the length penalty must not be negative, got {length_penalty}.")
+    options, tokenizer = translator.options, translator.tokenizer
+    pieces = [
+        piece.decode("utf-8")
+        for piece in tokenizer.id_to_piece(tf.range(tokenizer.vocab_size)).numpy()
+    ]
+    longest_output = output_length_limit(translator.max_source_length, options)
+    converter = TransformerConverter(
+        translator.model, pieces, max(translator.max_source_length, longest_output) + 1
+    )
+    settings = DecodingSettings(
+        beam_size=options.beam_size,
+        length_penalty=float(length_penalty),
+        gnmt_length_penalty=options.length_penalty,
+        max_length_ratio=options.max_length_ratio,
+        max_length_offset=options.max_length_offset,
+        max_length=options.max_length,
+        max_source_length=translator.max_source_length,
+        quantization=quantization,
+    )
+    with atomic_directory(output_dir) as staging:
+        converter.convert(staging, quantization=quantization, force=True)
+        with open(os.path.join(staging, TOKENIZER_FILE), "wb") as file:
+            file.write(tokenizer.model_proto)
+        write_json(os.path.join(staging, DECODING_FILE), dataclasses.asdict(settings))
+    return os.path.abspath(output_dir)
+
+
+def set_length_penalty(path: str, length_penalty: float) -> None:
+    """Sets the default length penalty of the export in ``path`` (its ``decoding.json``)."""
+    settings = DecodingSettings.read(path)
+    updated = dataclasses.replace(settings, length_penalty=float(length_penalty))
+    write_json(os.path.join(path, DECODING_FILE), dataclasses.asdict(updated))

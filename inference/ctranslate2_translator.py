@@ -1,0 +1,157 @@
+"""Translating with a CTranslate2 export (``inference.ctranslate2_export``): a Translator.
+
+It tokenizes as our models do (the export's own SentencePiece model, sources truncated to the
+work directory's length, ``</s>`` appended by CTranslate2), never generates ``<pad>`` or ``<s>``
+(as our searches), and gives every sentence the output length limit of ours
+(``decoding.common.output_length_limit``). CTranslate2 takes one limit per batch, so a batch is
+decoded with its largest limit and the few sentences whose output passed their own limit are
+decoded again alone, with theirs.
+
+Length penalties differ: CTranslate2 divides a hypothesis' log-probability by
+``length ** length_penalty``, GNMT (our beam search) by ``((5 + length) / 6) ** alpha``. Only
+0 means the same in both; otherwise :func:`choose_length_penalty` picks CTranslate2's value on
+the validation split (``export.py`` does so).
+
+Example:
+    >>> translator = CTranslate2Translator("runs/multi30k_de_en/ct2")
+    >>> translator.translate(["Ein Hund rennt."])
+    ['A dog is running.']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import ctranslate2
+import sentencepiece
+
+from common.metrics import bleu
+from decoding.common import output_length_limit
+from decoding.translator import translate_in_batches, truncation_warnings
+from inference.ctranslate2_export import TOKENIZER_FILE, DecodingSettings, ExportError
+from training.config import ConfigError
+
+# What our searches never generate (decoding.common.forbid_tokens): padding and BOS.
+_NEVER_GENERATED = [["<pad>"], ["<s>"]]
+COMPUTE_TYPES = ("default", "float32", "int8", "int8_float32", "int16", "bfloat16")
+LENGTH_PENALTY_CANDIDATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2)
+
+
+class CTranslate2Translator:
+    """A :class:`~decoding.translator.Translator` over a CTranslate2 export.
+
+    Args:
+        path: the export's directory.
+        beam_size: default: the export's (``decoding.json``).
+        length_penalty: CTranslate2's; default: the export's.
+        compute_type: ``"default"`` computes in the type the weights were saved in.
+        threads: CPU threads; 0: one per core this process may use.
+
+    Example:
+        >>> CTranslate2Translator("/tmp/run/ct2", beam_size=1).translate(["Ein Hund."])
+        ['A dog.']
+    """
+
+    def __init__(
+        self,
+        path: str,
+        beam_size: int | None = None,
+        length_penalty: float | None = None,
+        compute_type: str = "default",
+        threads: int = 0,
+    ) -> None:
+        settings = DecodingSettings.read(path)
+        if compute_type not in COMPUTE_TYPES:
+            raise ConfigError(f"compute_type must be one of {COMPUTE_TYPES}, got {compute_type!r}.")
+        try:
+            self.options = settings.search_options(beam_size)
+        except ValueError as error:
+            raise ConfigError(f"Bad decoding option: {error}") from None
+        self.length_penalty = settings.length_penalty if length_penalty is None else length_penalty
+        if self.length_penalty < 0:
+            raise ConfigError(
+                f"The length penalty must not be negative, got {self.length_penalty}."
+            )
+        self.max_source_length = settings.max_source_length
+        try:
+            self.tokenizer = sentencepiece.SentencePieceProcessor(
+                model_file=os.path.join(path, TOKENIZER_FILE)
+            )
+            self.translator = ctranslate2.Translator(
+                path,
+                device="cpu",
+                compute_type=compute_type,
+                intra_threads=threads or len(os.sched_getaffinity(0)),
+                inter_threads=1,
+            )
+        except (OSError, RuntimeError, ValueError) as error:
+            raise ExportError(
+                f"CTranslate2 cannot load the export in {path} ({error}); write it again with "
+                "`python export.py --workdir=DIR --format=ctranslate2 --output=...`."
+            ) from None
+
+    @property
+    def beam_size(self) -> int:
+        return self.options.beam_size
+
+    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
+        lengths = [len(pieces) for pieces in self.tokenizer.encode(list(sentences))]
+        return truncation_warnings(lengths, self.max_source_length)
+
+    def translate(
+        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+    ) -> list[str]:
+        """Translates ``sentences`` in batches of similar length, keeping their order."""
+        return translate_in_batches(self.translate_batch, sentences, batch_size, progress)
+
+    def translate_batch(self, sentences: list[str]) -> list[str]:
+        """Translations of one batch (CTranslate2 pads it itself)."""
+        sources = [
+            pieces[: self.max_source_length - 1]
+            for pieces in self.tokenizer.encode(sentences, out_type=str)
+        ]
+        limits = [output_length_limit(len(pieces) + 1, self.options) for pieces in sources]
+        outputs = self._search(sources, max(limits, default=1))
+        for index, (source, limit) in enumerate(zip(sources, limits, strict=True)):
+            if len(outputs[index]) > limit:  # more tokens than this sentence may have
+                outputs[index] = self._search([source], limit)[0]
+        return [self.tokenizer.decode([t for t in tokens if t != "</s>"]) for tokens in outputs]
+
+    def _search(self, sources: list[list[str]], max_length: int) -> list[list[str]]:
+        """The best hypothesis of each source, ``</s>`` included when it ended with one."""
+        if not sources:
+            return []
+        results = self.translator.translate_batch(
+            sources,
+            beam_size=self.options.beam_size,
+            length_penalty=self.length_penalty,
+            max_decoding_length=max_length,
+            min_decoding_length=0,
+            return_end_token=True,
+            suppress_sequences=_NEVER_GENERATED,
+        )
+        return [result.hypotheses[0] for result in results]
+
+
+def choose_length_penalty(
+    path: str,
+    sources: Sequence[str],
+    references: Sequence[str],
+    candidates: Sequence[float] = LENGTH_PENALTY_CANDIDATES,
+    progress: bool = True,
+) -> tuple[float, dict[float, float]]:
+    """CTranslate2's length penalty with the best sacreBLEU on ``sources`` (the validation split):
+    ``(the best, {candidate: BLEU})``; ties go to the smaller penalty.
+
+    Example:
+        >>> choose_length_penalty("/tmp/run/ct2", sources, references)
+        (0.6, {0.0: 40.1, 0.2: 40.6, ...})
+    """
+    scores = {}
+    for candidate in candidates:
+        translator = CTranslate2Translator(path, length_penalty=candidate)
+        hypotheses = translator.translate(sources, progress=progress)
+        scores[candidate] = bleu(hypotheses, references)[0].score
+    best = max(candidates, key=lambda candidate: (scores[candidate], -candidate))
+    return best, scores

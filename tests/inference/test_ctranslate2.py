@@ -1,0 +1,247 @@
+"""CTranslate2 exports: the weights map exactly, the searches agree with ours, the scripts run."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import ctranslate2
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline import Tokenizer
+from decoding import ModelTranslator, SearchOptions
+from decoding.translator import encode_sources
+from inference.ctranslate2_export import ExportError, export_ctranslate2
+from inference.ctranslate2_translator import CTranslate2Translator, choose_length_penalty
+from inference.evaluation import read_split
+from tests.inference.test_scripts import run_script
+from transformer import Transformer
+
+ARCHITECTURES = {
+    "pre-norm, shared": dict(norm_first=True),
+    "post-norm, shared": dict(norm_first=False),
+    "pre-norm, 2+1 layers": dict(norm_first=True, num_layers=2, num_decoder_layers=1),
+    "post-norm, 1+2 layers": dict(norm_first=False, num_layers=1, num_decoder_layers=2),
+    "target embedding tied only": dict(norm_first=True, shared_embeddings="target"),
+    "three embedding matrices": dict(norm_first=False, shared_embeddings="none"),
+}
+SENTENCES = ["Ein Hund rennt.", "Zwei Männer spielen Fußball auf einer grünen Wiese.", "Ja", ""]
+COPY_TRAINING_STEPS = 800
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_run) -> Tokenizer:
+    return Tokenizer.from_file(os.path.join(tiny_run[0], "spm.model"))
+
+
+def random_model(tokenizer: Tokenizer, **overrides) -> Transformer:
+    """A model with random weights (biases and layer norms too, so that none maps by luck)."""
+    keras.utils.set_random_seed(1)
+    arguments = dict(num_layers=1, d_model=32, num_heads=4, d_ff=64, dropout=0.0) | overrides
+    model = Transformer(tokenizer.vocab_size, **arguments)
+    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))
+    rng = np.random.default_rng(1)
+    for variable in model.weights:
+        if "bias" in variable.path or "gamma" in variable.path or "beta" in variable.path:
+            variable.assign(variable + rng.normal(0, 0.1, variable.shape).astype("float32"))
+    return model
+
+
+def our_log_probs(model, tokenizer, sources: list[str], targets: list[str]) -> list[np.ndarray]:
+    """Teacher-forced log-probabilities of each target's pieces and EOS under ``model``."""
+    source_ids = encode_sources(tokenizer, tf.constant(sources), 48)
+    target_ids = encode_sources(tokenizer, tf.constant(targets), 48)  # pieces + EOS, padded
+    bos = tf.fill([len(targets), 1], 2)
+    logits = model((source_ids, tf.concat([bos, target_ids[:, :-1]], axis=1)))
+    log_probs = tf.gather(tf.nn.log_softmax(logits), target_ids, batch_dims=2).numpy()
+    lengths = tf.reduce_sum(tf.cast(target_ids != 0, tf.int32), axis=1).numpy()
+    return [row[:length] for row, length in zip(log_probs, lengths, strict=True)]
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_scores_equal_ours_for_every_architecture(architecture, tokenizer, tmp_path):
+    model = random_model(tokenizer, **ARCHITECTURES[architecture])
+    translator = ModelTranslator(model, tokenizer, max_source_length=48)
+    path = export_ctranslate2(translator, str(tmp_path / "ct2"))
+    sources, targets = SENTENCES[:3], ["A dog runs.", "Two men play football.", "Yes"]
+    scored = ctranslate2.Translator(path).score_batch(
+        [tokenizer_pieces(tokenizer, text) for text in sources],
+        [tokenizer_pieces(tokenizer, text) for text in targets],
+    )
+    ours = our_log_probs(model, tokenizer, sources, targets)
+    for theirs, expected in zip(scored, ours, strict=True):
+        np.testing.assert_allclose(theirs.log_probs, expected, atol=1e-4)
+
+
+def tokenizer_pieces(tokenizer: Tokenizer, text: str) -> list[str]:
+    ids = tokenizer.tokenize(tf.constant([text]))[0]
+    return [piece.decode() for piece in tokenizer.id_to_piece(ids).numpy()]
+
+
+@pytest.fixture(scope="module")
+def copy_model(tokenizer) -> Transformer:
+    """A tiny model trained to copy its source: confident on every sentence, so that agreement
+    measures the runtimes and not float ties (a 60-step model has near-ties everywhere)."""
+    keras.utils.set_random_seed(0)
+    model = Transformer(
+        tokenizer.vocab_size,
+        num_layers=1,
+        d_model=64,
+        num_heads=2,
+        d_ff=128,
+        dropout=0.0,
+        norm_first=True,
+    )
+    optimizer = keras.optimizers.Adam(3e-3)
+    rng = np.random.default_rng(0)
+
+    @tf.function
+    def train_step(source, target_in, target_out):
+        with tf.GradientTape() as tape:
+            logits = model((source, target_in), training=True)
+            weights = tf.cast(target_out != 0, tf.float32)
+            losses = keras.losses.sparse_categorical_crossentropy(
+                target_out, logits, from_logits=True
+            )
+            loss = tf.reduce_sum(losses * weights) / tf.reduce_sum(weights)
+        variables = model.trainable_variables
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
+        return loss
+
+    longest = 40
+    for _ in range(COPY_TRAINING_STEPS):
+        source = np.zeros([64, longest + 1], np.int32)  # random pieces, then EOS (3), padding
+        target_in = np.zeros_like(source)
+        target_out = np.zeros_like(source)
+        for row, length in enumerate(rng.integers(2, longest, size=64)):
+            pieces = rng.integers(4, tokenizer.vocab_size, size=length)
+            source[row, : length + 1] = [*pieces, 3]
+            target_in[row, : length + 1] = [2, *pieces]
+            target_out[row, : length + 1] = [*pieces, 3]
+        loss = train_step(source, target_in, target_out)
+    assert loss < 0.2, f"the copy model did not learn to copy (loss {float(loss):.3f})"
+    return model
+
+
+@pytest.fixture(scope="module")
+def validation_sentences(tokenizer, tfds_dir) -> list[str]:
+    """The first 200 validation sentences of at most 32 pieces (the copy model learnt up to 39)."""
+    sources, _ = read_split("multi30k/de-en", "validation", tfds_dir)
+    lengths = tokenizer.tokenize(tf.constant(sources)).row_lengths().numpy()
+    return [sentence for sentence, length in zip(sources, lengths, strict=True) if length <= 32][
+        :200
+    ]
+
+
+@pytest.mark.parametrize(
+    ("beam_size", "quantization", "at_least"),
+    [
+        (1, "float32", 0.99),
+        (4, "float32", 0.99),
+        (1, "int8", 0.90),
+        (4, "int8", 0.90),
+    ],
+)
+def test_translations_equal_ours(
+    beam_size, quantization, at_least, copy_model, tokenizer, validation_sentences, tmp_path
+):
+    """Token for token, with length penalty 0 (the one value both penalties share)."""
+    options = SearchOptions(beam_size=beam_size, length_penalty=0.0)
+    translator = ModelTranslator(copy_model, tokenizer, options, max_source_length=48)
+    ours = translator.translate(validation_sentences, progress=False)
+    path = export_ctranslate2(translator, str(tmp_path / "ct2"), quantization)
+    theirs = CTranslate2Translator(path).translate(validation_sentences, progress=False)
+    equal = np.mean([a == b for a, b in zip(ours, theirs, strict=True)])
+    assert equal >= at_least, f"{equal:.1%} of the translations are equal"
+
+
+def test_output_length_limits_are_ours(copy_model, tokenizer, tmp_path):
+    """A batch mixes short and long sources; each gets its own limit, as in our search (a tight
+    limit cuts a copy short)."""
+    options = SearchOptions(beam_size=2, max_length_ratio=0.5, max_length_offset=1)
+    translator = ModelTranslator(copy_model, tokenizer, options, max_source_length=48)
+    sentences = ["Ein Hund", "Zwei Männer spielen Fußball auf einer grünen Wiese neben dem Haus."]
+    ours = translator.translate(sentences, progress=False)
+    path = export_ctranslate2(translator, str(tmp_path / "ct2"))
+    assert CTranslate2Translator(path).translate(sentences, progress=False) == ours
+    assert len(ours[1]) < len(sentences[1])
+
+
+def test_length_penalty_is_chosen_by_bleu(copy_model, tokenizer, tmp_path):
+    translator = ModelTranslator(copy_model, tokenizer, max_source_length=48)
+    path = export_ctranslate2(translator, str(tmp_path / "ct2"))
+    sources = ["Ein Hund rennt.", "Zwei Männer spielen."]
+    best, scores = choose_length_penalty(path, sources, sources, [0.0, 1.0], progress=False)
+    assert set(scores) == {0.0, 1.0} and scores[best] == max(scores.values())
+
+
+def test_an_ensemble_or_a_bad_quantization_is_a_clear_error(tokenizer, tmp_path):
+    from decoding import Ensemble
+
+    model = random_model(tokenizer)
+    with pytest.raises(ExportError, match="--ensemble cannot be exported"):
+        export_ctranslate2(ModelTranslator(Ensemble([model, model]), tokenizer), str(tmp_path))
+    with pytest.raises(ExportError, match="--quantization=int4 is not one of"):
+        export_ctranslate2(ModelTranslator(model, tokenizer), str(tmp_path / "x"), "int4")
+
+
+def decoding_settings(path: str) -> dict:
+    with open(os.path.join(path, "decoding.json"), encoding="utf-8") as file:
+        return json.load(file)
+
+
+def test_a_failed_export_keeps_the_previous_one(tokenizer, tmp_path, monkeypatch):
+    translator = ModelTranslator(random_model(tokenizer), tokenizer)
+    path = export_ctranslate2(translator, str(tmp_path / "ct2"))
+    before = sorted(os.listdir(path))
+
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ctranslate2.specs.TransformerSpec, "save", refuse)
+    with pytest.raises(Exception, match="No space left"):
+        export_ctranslate2(translator, path, "int8")
+    assert sorted(os.listdir(path)) == before
+    assert decoding_settings(path)["quantization"] == "float32"
+    assert sorted(os.listdir(tmp_path)) == ["ct2"]  # no staging directory left behind
+
+
+def test_export_and_translate_scripts(tiny_run, tmp_path):
+    workdir, export = tiny_run[0], str(tmp_path / "ct2_int8")
+    completed = run_script(
+        "export.py",
+        f"--workdir={workdir}",
+        "--checkpoint=latest",
+        "--format=ctranslate2",
+        "--quantization=int8",
+        "--beam_size=2",
+        f"--output={export}",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "length penalty 0.0:" in completed.stdout  # chosen on the validation split
+    assert decoding_settings(export)["beam_size"] == 2
+    inputs = tmp_path / "in.txt"
+    inputs.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    translated = run_script("translate.py", f"--ctranslate2={export}", f"--input={inputs}")
+    assert translated.returncode == 0, translated.stderr
+    expected = CTranslate2Translator(export).translate(SENTENCES, progress=False)
+    assert translated.stdout.splitlines() == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["translate.py", "--ctranslate2=/nonexistent"], "No decoding.json in /nonexistent"),
+        (["translate.py", "--ctranslate2_length_penalty=1"], "needs --ctranslate2"),
+        (["export.py", "--workdir=W", "--output=o", "--quantization=int8"], "needs --format="),
+    ],
+)
+def test_script_errors_are_one_line(arguments, message, tiny_run):
+    arguments = [argument.replace("=W", f"={tiny_run[0]}") for argument in arguments]
+    completed = run_script(*arguments)
+    assert completed.returncode != 0
+    assert completed.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert message in completed.stderr

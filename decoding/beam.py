@@ -13,10 +13,11 @@ Early stopping (the Tensor2Tensor / Flax criterion): a sentence is *done* once i
 score is at least the best score an alive hypothesis could still reach (a log-probability can only
 fall, and ``lp`` grows at most to ``lp(limit)``), or nothing is alive; this is exact for the
 returned best hypothesis. A done sentence's result is frozen, and the loop ends as soon as every
-sentence is done. "Finished hypotheses stop costing work" therefore means: they spawn no
-continuations and never hold a slot beyond the step they ended in, and decoding stops when no
-sentence can still improve; until then the rows of done sentences and masked slots are still
-computed, because XLA needs static shapes (``batch * beam_size`` rows every step).
+sentence is done. Finished hypotheses spawn no continuations and never hold a slot beyond the
+step they ended in. Under XLA (static shapes) the rows of done sentences are still computed until
+the last sentence is done; with ``drop_finished`` (the graph search) a done sentence leaves the
+batch at once, so later steps run only the sentences still searching (with the exact criterion
+and a large length penalty, the last steps of a batch often decode a handful of sentences).
 
 Output convention as in :mod:`decoding.greedy`.
 """
@@ -45,6 +46,7 @@ def beam_search(
     model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
+    drop_finished: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns each sentence's best hypothesis and its length-normalised score.
 
@@ -58,6 +60,9 @@ def beam_search(
         source_ids: ``(batch, source_len)`` int32 ids, padded with ``options.pad_id`` at the end.
         options: beam size (a beam of 1 gives the greedy output), GNMT length penalty, length
             limits and special ids (:class:`~decoding.options.SearchOptions`).
+        drop_finished: remove each sentence's rows from the computation as soon as it is done
+            (the batch shrinks as the search goes; the same results). Not under XLA, which
+            needs static shapes.
 
     Returns:
         ``(ids, scores)``: int32 ``(batch, out_len)`` (see :mod:`decoding.greedy`) and float32
@@ -75,65 +80,110 @@ def beam_search(
     batch = tf.shape(source_ids)[0]
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
     cache = tf.nest.map_structure(lambda leaf: tf.repeat(leaf, beam, axis=0), cache)
+    encoder_cache = {key: value for key, value in cache.items() if key != "self"}
     # Sequences hold BOS in column 0; step t reads column t and writes column t + 1.
     columns = tf.range(buffer_length + 1)
-    best_reachable_penalty = gnmt_length_penalty(limits, alpha)  # (batch,)
-    sentence_offsets = tf.range(batch)[:, tf.newaxis] * beam  # (batch, 1)
     minus_inf = tf.constant(-float("inf"))
 
-    def body(step, alive_seqs, alive_log_probs, self_cache, seqs, scores, done):
-        tokens = tf.reshape(tf.gather(alive_seqs, step, axis=2), [-1])  # (batch * beam,)
-        logits, next_cache = model.decode_step(tokens, step, {**cache, "self": self_cache})
+    def body(step, search, self_cache, encoder_cache, results):
+        """``search``: the sentences still searching, each leaf ``(active, ...)``: ``index`` (in
+        the batch), ``limit``, the ``alive`` hypotheses (``seqs``, ``log_probs``), the
+        ``finished`` ones (``seqs``, ``scores``) and ``done``. ``results``: each sentence's best
+        finished hypothesis so far, ``(batch, ...)``."""
+        active = tf.shape(search["index"])[0]
+        alive_seqs, alive_log_probs = search["alive_seqs"], search["alive_log_probs"]
+        seqs, scores, done = search["seqs"], search["scores"], search["done"]
+        tokens = tf.reshape(tf.gather(alive_seqs, step, axis=2), [-1])  # (active * beam,)
+        logits, next_cache = model.decode_step(tokens, step, {**encoder_cache, "self": self_cache})
         # A sentence's beam best continuations are among each alive hypothesis' beam best
-        # tokens: two small top-k's instead of one over (batch, beam * vocab_size).
+        # tokens: two small top-k's instead of one over (active, beam * vocab_size).
         row_logits, row_tokens = tf.math.top_k(forbid_tokens(logits, [pad_id, bos_id]), beam)
         row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
         candidates = alive_log_probs[:, :, tf.newaxis] + tf.reshape(
-            row_log_probs, [batch, beam, beam]
-        )  # (batch, beam, beam): [sentence, hypothesis, its k-th best token]
+            row_log_probs, [active, beam, beam]
+        )  # (active, beam, beam): [sentence, hypothesis, its k-th best token]
         top_log_probs, top_indices = tf.math.top_k(
-            tf.reshape(candidates, [batch, beam * beam]), beam
-        )  # (batch, beam)
+            tf.reshape(candidates, [active, beam * beam]), beam
+        )  # (active, beam)
         top_beams = top_indices // beam
         top_tokens = tf.gather(
-            tf.reshape(row_tokens, [batch, beam * beam]), top_indices, batch_dims=1
+            tf.reshape(row_tokens, [active, beam * beam]), top_indices, batch_dims=1
         )
-        alive_seqs = tf.gather(alive_seqs, top_beams, batch_dims=1)  # (batch, beam, columns)
+        alive_seqs = tf.gather(alive_seqs, top_beams, batch_dims=1)  # (active, beam, columns)
         alive_seqs = tf.where(columns == step + 1, top_tokens[:, :, tf.newaxis], alive_seqs)
-        rows = tf.reshape(top_beams + sentence_offsets, [-1])  # (batch * beam,)
-        self_cache = tf.nest.map_structure(lambda leaf: tf.gather(leaf, rows), next_cache["self"])
-        ended = step + 1 >= limits[:, tf.newaxis]  # (batch, 1)
+        rows = top_beams + tf.range(active)[:, tf.newaxis] * beam  # (active, beam) cache rows
+        ended = step + 1 >= search["limit"][:, tf.newaxis]  # (active, 1)
         if eos_id is not None:
-            ended = ended | (top_tokens == eos_id)  # (batch, beam)
+            ended = ended | (top_tokens == eos_id)  # (active, beam)
         ended = tf.broadcast_to(ended, tf.shape(top_tokens))
 
         # Hypotheses that ended join the finished ones (the beam best are kept) and leave the beam.
         ended_scores = top_log_probs / gnmt_length_penalty(step + 1, alpha)
         all_scores = tf.concat([scores, tf.where(ended, ended_scores, minus_inf)], axis=1)
-        new_scores, picked = tf.math.top_k(all_scores, beam)  # (batch, beam)
+        new_scores, picked = tf.math.top_k(all_scores, beam)  # (active, beam)
         new_seqs = tf.gather(tf.concat([seqs, alive_seqs], axis=1), picked, batch_dims=1)
         scores = tf.where(done[:, tf.newaxis], scores, new_scores)
         seqs = tf.where(done[:, tf.newaxis, tf.newaxis], seqs, new_seqs)
         alive_log_probs = tf.where(ended, minus_inf, top_log_probs)
-        best_reachable = tf.reduce_max(alive_log_probs, axis=1) / best_reachable_penalty
-        done |= scores[:, 0] >= best_reachable
-        return step + 1, alive_seqs, alive_log_probs, self_cache, seqs, scores, done
+        best_penalty = gnmt_length_penalty(search["limit"], alpha)
+        done |= scores[:, 0] >= tf.reduce_max(alive_log_probs, axis=1) / best_penalty
+        index = search["index"][:, tf.newaxis]
+        results = {
+            "seqs": tf.tensor_scatter_nd_update(results["seqs"], index, seqs[:, 0]),
+            "scores": tf.tensor_scatter_nd_update(results["scores"], index, scores[:, 0]),
+        }
+        search = {
+            **search,
+            "alive_seqs": alive_seqs,
+            "alive_log_probs": alive_log_probs,
+            "seqs": seqs,
+            "scores": scores,
+            "done": done,
+        }
+        if drop_finished:  # the done sentences leave: their rows of every tensor and cache
+            keep = tf.where(~done)[:, 0]  # (still active,)
+            search = tf.nest.map_structure(lambda leaf: tf.gather(leaf, keep), search)
+            rows = tf.gather(rows, keep)
+            kept_rows = tf.reshape(
+                keep[:, tf.newaxis] * beam + tf.range(beam, dtype=keep.dtype), [-1]
+            )
+            encoder_cache = tf.cond(
+                tf.reduce_any(done),
+                lambda: tf.nest.map_structure(
+                    lambda leaf: tf.gather(leaf, kept_rows), encoder_cache
+                ),
+                lambda: encoder_cache,
+            )
+        rows = tf.reshape(rows, [-1])
+        self_cache = tf.nest.map_structure(lambda leaf: tf.gather(leaf, rows), next_cache["self"])
+        return step + 1, search, self_cache, encoder_cache, results
 
     initial_seqs = tf.where(columns == 0, bos_id, tf.fill([batch, beam, buffer_length + 1], pad_id))
-    # Only the first of the identical initial hypotheses is alive.
-    initial_log_probs = tf.tile([[0.0] + [-float("inf")] * (beam - 1)], [batch, 1])
-    state = tf.while_loop(
-        lambda *state: ~tf.reduce_all(state[-1]),
+    search = {
+        "index": tf.range(batch),
+        "limit": limits,
+        "alive_seqs": initial_seqs,
+        # Only the first of the identical initial hypotheses is alive.
+        "alive_log_probs": tf.tile([[0.0] + [-float("inf")] * (beam - 1)], [batch, 1]),
+        "seqs": initial_seqs,
+        "scores": tf.fill([batch, beam], minus_inf),
+        "done": tf.zeros([batch], tf.bool),
+    }
+    results = {"seqs": initial_seqs[:, 0], "scores": tf.fill([batch], minus_inf)}
+    state = (tf.constant(0), search, cache["self"], encoder_cache, results)
+    shapes = tf.nest.map_structure(lambda tensor: tensor.shape, state)
+    if drop_finished:  # the sentences (and their cache rows) are fewer as the search goes
+        shapes = (
+            shapes[0],
+            *tf.nest.map_structure(
+                lambda shape: tf.TensorShape([None]).concatenate(shape[1:]), shapes[1:4]
+            ),
+            shapes[4],
+        )
+    _, _, _, _, results = tf.while_loop(
+        lambda step, search, *_: tf.reduce_any(~search["done"]),
         body,
-        (
-            tf.constant(0),
-            initial_seqs,
-            initial_log_probs,
-            cache["self"],
-            initial_seqs,
-            tf.fill([batch, beam], minus_inf),
-            tf.zeros([batch], tf.bool),
-        ),
+        state,
+        shape_invariants=shapes,
     )
-    seqs, scores = state[4], state[5]
-    return trim_output(seqs[:, 0, 1:], pad_id), scores[:, 0]
+    return trim_output(results["seqs"][:, 1:], pad_id), results["scores"]

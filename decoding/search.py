@@ -15,11 +15,13 @@ def decode(
     model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
+    drop_finished: bool = False,
 ) -> tf.Tensor:
     """Translates ``(batch, source_len)`` ids to ``(batch, out_len)`` output ids.
 
     ``options.beam_size == 1`` runs :func:`~decoding.greedy.greedy_search` (the length penalty
     is then unused); a larger beam runs :func:`~decoding.beam.beam_search` and drops the scores.
+    ``drop_finished`` (not under XLA): beam search removes done sentences from the batch.
     Output convention as in :mod:`decoding.greedy`.
 
     Example:
@@ -28,5 +30,5 @@ def decode(
     """
     if options.beam_size == 1:
         return greedy_search(model, source_ids, options)
-    ids, _ = beam_search(model, source_ids, options)
+    ids, _ = beam_search(model, source_ids, options, drop_finished)
     return ids

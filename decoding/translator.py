@@ -191,13 +191,13 @@ class ModelTranslator(tf.Module):
         return tf.where(real, self.tokenizer.id_to_piece(ids), "")
 
     def _output_ids(self, source_ids: tf.Tensor) -> tf.Tensor:
-        if not self.jit_compile:
-            return self._search(source_ids)
+        if not self.jit_compile:  # dynamic shapes: done sentences leave the beam search's batch
+            return self._search(source_ids, drop_finished=True)
         batch = tf.shape(source_ids)[0]
         return self._compiled_search(pad_to_buckets(source_ids, self.length_bucket))[:batch]
 
-    def _search(self, source_ids: tf.Tensor) -> tf.Tensor:
-        return decode(self.model, source_ids, self.options)
+    def _search(self, source_ids: tf.Tensor, drop_finished: bool = False) -> tf.Tensor:
+        return decode(self.model, source_ids, self.options, drop_finished)
 
     def translate(
         self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True

@@ -124,6 +124,31 @@ def test_works_compiled_with_xla(make_model, sources):
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-5)
 
 
+def test_dropping_done_sentences_from_the_batch_changes_no_result(make_model, sources, monkeypatch):
+    """In a graph of unknown batch size, as ``ModelTranslator`` runs it without XLA."""
+    model = make_model()
+    options = replace(LENGTHS, beam_size=4, length_penalty=ALPHA)
+    expected_ids, expected_scores = beam_search(model, sources, options)
+    rows, decode_step = [], model.decode_step
+
+    def recording_decode_step(tokens, *args):
+        rows.append(tf.shape(tokens)[0])
+        return decode_step(tokens, *args)
+
+    monkeypatch.setattr(model, "decode_step", recording_decode_step)
+    ids, scores = beam_search(model, sources, options, drop_finished=True)  # eager: every step
+    np.testing.assert_array_equal(ids, expected_ids)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-5)
+    assert int(rows[0]) == 6 * 4 and int(rows[-1]) < 6 * 4  # done sentences left the batch
+    graph = tf.function(
+        lambda ids: beam_search(model, ids, options, drop_finished=True),
+        input_signature=[tf.TensorSpec([None, None], tf.int32)],
+    )
+    ids, scores = graph(sources)
+    np.testing.assert_array_equal(ids, expected_ids)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-5)
+
+
 def test_stops_after_one_step_when_eos_dominates(make_model, sources, count_decode_steps):
     model = make_model(eos_bias=100.0)
     steps = count_decode_steps(model)

@@ -14,7 +14,7 @@ import sys
 
 from absl import flags
 
-from cli import define_translator_flags, run_main
+from cli import CTRANSLATE2_LENGTH_PENALTY_HELP, define_translator_flags, run_main
 from decoding import ModelTranslator
 from inference.ctranslate2_export import QUANTIZATIONS, export_ctranslate2, set_length_penalty
 from inference.ctranslate2_translator import choose_length_penalty
@@ -36,8 +36,8 @@ _QUANTIZATION = flags.DEFINE_enum(
 _CT2_LENGTH_PENALTY = flags.DEFINE_float(
     "ctranslate2_length_penalty",
     None,
-    "CTranslate2's length penalty (score / length ** it); default: the best of "
-    "0, 0.2, ..., 1.2 by BLEU on the validation split.",
+    f"{CTRANSLATE2_LENGTH_PENALTY_HELP} Default: the best of 0, 0.2, ..., 1.2 by BLEU on the "
+    "validation split.",
 )
 
 

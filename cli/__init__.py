@@ -131,6 +131,12 @@ class CTranslate2Flags:
         )
 
 
+CTRANSLATE2_LENGTH_PENALTY_HELP = (
+    "CTranslate2's length penalty: scores divided by length ** it (not GNMT's "
+    "((5 + length) / 6) ** alpha)."
+)
+
+
 def define_ctranslate2_flags() -> CTranslate2Flags:
     """Defines --ctranslate2 and --ctranslate2_length_penalty.
 
@@ -147,8 +153,7 @@ def define_ctranslate2_flags() -> CTranslate2Flags:
         length_penalty=flags.DEFINE_float(
             "ctranslate2_length_penalty",
             None,
-            "CTranslate2's length penalty: scores divided by length ** it (not GNMT's "
-            "((5 + length) / 6) ** alpha). Default: the export's (chosen on validation).",
+            f"{CTRANSLATE2_LENGTH_PENALTY_HELP} Default: the export's (chosen on validation).",
         ),
     )
 

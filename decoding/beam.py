@@ -15,9 +15,10 @@ fall, and ``lp`` grows at most to ``lp(limit)``), or nothing is alive; this is e
 returned best hypothesis. A done sentence's result is frozen, and the loop ends as soon as every
 sentence is done. Finished hypotheses spawn no continuations and never hold a slot beyond the
 step they ended in. Under XLA (static shapes) the rows of done sentences are still computed until
-the last sentence is done; with ``drop_finished`` (the graph search) a done sentence leaves the
-batch at once, so later steps run only the sentences still searching (with the exact criterion
-and a large length penalty, the last steps of a batch often decode a handful of sentences).
+the last sentence is done, and the self-attention cache is a buffer for the length limit; with
+``dynamic_shapes`` (the graph search) a done sentence leaves the batch at once, so later steps run
+only the sentences still searching (with the exact criterion and a large length penalty, the last
+steps of a batch often decode a handful of sentences), and the cache grows by one position a step.
 
 Output convention as in :mod:`decoding.greedy`.
 """
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from decoding.common import forbid_tokens, start_search, trim_output
+from decoding.common import start_search, top_k_allowed, trim_output
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from transformer.model import Transformer
@@ -46,7 +47,7 @@ def beam_search(
     model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
-    drop_finished: bool = False,
+    dynamic_shapes: bool = False,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns each sentence's best hypothesis and its length-normalised score.
 
@@ -60,9 +61,10 @@ def beam_search(
         source_ids: ``(batch, source_len)`` int32 ids, padded with ``options.pad_id`` at the end.
         options: beam size (a beam of 1 gives the greedy output), GNMT length penalty, length
             limits and special ids (:class:`~decoding.options.SearchOptions`).
-        drop_finished: remove each sentence's rows from the computation as soon as it is done
-            (the batch shrinks as the search goes; the same results). Not under XLA, which
-            needs static shapes.
+        dynamic_shapes: remove each sentence's rows from the computation as soon as it is done
+            (the batch shrinks as the search goes), and grow the self-attention cache by one
+            position a step instead of allocating it for the length limit; the same results.
+            Not under XLA, which needs static shapes.
 
     Returns:
         ``(ids, scores)``: int32 ``(batch, out_len)`` (see :mod:`decoding.greedy`) and float32
@@ -76,7 +78,9 @@ def beam_search(
     """
     alpha, beam = options.length_penalty, options.beam_size
     bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
-    source_ids, limits, buffer_length, cache = start_search(model, source_ids, options)
+    source_ids, limits, buffer_length, cache = start_search(
+        model, source_ids, options, growing_cache=dynamic_shapes
+    )
     batch = tf.shape(source_ids)[0]
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
     cache = tf.nest.map_structure(lambda leaf: tf.repeat(leaf, beam, axis=0), cache)
@@ -94,10 +98,12 @@ def beam_search(
         alive_seqs, alive_log_probs = search["alive_seqs"], search["alive_log_probs"]
         seqs, scores, done = search["seqs"], search["scores"], search["done"]
         tokens = tf.reshape(tf.gather(alive_seqs, step, axis=2), [-1])  # (active * beam,)
-        logits, next_cache = model.decode_step(tokens, step, {**encoder_cache, "self": self_cache})
+        logits, next_cache = model.decode_step(
+            tokens, step, {**encoder_cache, "self": self_cache}, growing=dynamic_shapes
+        )
         # A sentence's beam best continuations are among each alive hypothesis' beam best
         # tokens: two small top-k's instead of one over (active, beam * vocab_size).
-        row_logits, row_tokens = tf.math.top_k(forbid_tokens(logits, [pad_id, bos_id]), beam)
+        row_logits, row_tokens = top_k_allowed(logits, beam, [pad_id, bos_id])
         row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
         candidates = alive_log_probs[:, :, tf.newaxis] + tf.reshape(
             row_log_probs, [active, beam, beam]
@@ -140,7 +146,7 @@ def beam_search(
             "scores": scores,
             "done": done,
         }
-        if drop_finished:  # the done sentences leave: their rows of every tensor and cache
+        if dynamic_shapes:  # the done sentences leave: their rows of every tensor and cache
             keep = tf.where(~done)[:, 0]  # (still active,)
             search = tf.nest.map_structure(lambda leaf: tf.gather(leaf, keep), search)
             rows = tf.gather(rows, keep)
@@ -172,13 +178,20 @@ def beam_search(
     results = {"seqs": initial_seqs[:, 0], "scores": tf.fill([batch], minus_inf)}
     state = (tf.constant(0), search, cache["self"], encoder_cache, results)
     shapes = tf.nest.map_structure(lambda tensor: tensor.shape, state)
-    if drop_finished:  # the sentences (and their cache rows) are fewer as the search goes
+    if dynamic_shapes:  # fewer sentences (and cache rows) as the search goes; a longer cache
+        step_shape, search_shapes, self_shapes, encoder_shapes, results_shapes = shapes
+
+        def any_rows(shape: tf.TensorShape) -> tf.TensorShape:
+            return tf.TensorShape([None]).concatenate(shape[1:])
+
         shapes = (
-            shapes[0],
-            *tf.nest.map_structure(
-                lambda shape: tf.TensorShape([None]).concatenate(shape[1:]), shapes[1:4]
+            step_shape,
+            tf.nest.map_structure(any_rows, search_shapes),
+            tf.nest.map_structure(  # (rows, heads, positions so far, depth)
+                lambda shape: tf.TensorShape([None, shape[1], None, shape[3]]), self_shapes
             ),
-            shapes[4],
+            tf.nest.map_structure(any_rows, encoder_shapes),
+            results_shapes,
         )
     _, _, _, _, results = tf.while_loop(
         lambda step, search, *_: tf.reduce_any(~search["done"]),

@@ -14,6 +14,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 import tensorflow as tf
 
 from decoding.options import SearchOptions
@@ -68,9 +70,12 @@ def output_length_limits(
 
 
 def start_search(
-    model, source_ids: tf.Tensor, options: SearchOptions
+    model, source_ids: tf.Tensor, options: SearchOptions, growing_cache: bool = False
 ) -> tuple[tf.Tensor, tf.Tensor, int | tf.Tensor, dict]:
     """What every cached search does first: the length limits, the encoder pass and the cache.
+
+    ``growing_cache``: a self-attention cache that grows by one position per step (dynamic
+    shapes) instead of buffers of ``buffer_length`` positions (static shapes, for XLA).
 
     Returns:
         ``(source_ids as int32, limits, buffer_length, cache)``; see
@@ -79,7 +84,8 @@ def start_search(
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     limits, buffer_length = output_length_limits(source_ids, options)
     memory, memory_mask = model.encode(source_ids)
-    return source_ids, limits, buffer_length, model.init_cache(memory, memory_mask, buffer_length)
+    cache = model.init_cache(memory, memory_mask, None if growing_cache else buffer_length)
+    return source_ids, limits, buffer_length, cache
 
 
 def forbid_tokens(scores: tf.Tensor, token_ids: list[int]) -> tf.Tensor:
@@ -87,9 +93,42 @@ def forbid_tokens(scores: tf.Tensor, token_ids: list[int]) -> tf.Tensor:
 
     Padding is also what fills a finished output, so generating it would make outputs ambiguous.
     """
-    vocab_size = scores.shape[-1]
-    forbidden = tf.reduce_any(tf.range(vocab_size)[:, tf.newaxis] == token_ids, axis=1)  # (V,)
+    forbidden = _is_forbidden(scores.shape[-1], token_ids)  # (V,)
     return tf.where(forbidden, tf.constant(-float("inf"), scores.dtype), scores)
+
+
+def _is_forbidden(vocab_size: int, token_ids: list[int]) -> tf.Tensor:
+    """``(vocab_size,)`` bool, True at each of ``token_ids``."""
+    return tf.reduce_any(tf.range(vocab_size)[:, tf.newaxis] == token_ids, axis=1)
+
+
+def top_k_allowed(
+    scores: tf.Tensor, k: int, forbidden_ids: list[int]
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """``tf.math.top_k(forbid_tokens(scores, forbidden_ids), k)``, 3-4x faster on a CPU.
+
+    One pass over ``(rows, vocab_size)`` finds each block of vocabulary's best score; the ``k``
+    best allowed tokens lie in the ``k + len(forbidden_ids)`` best blocks (each better block
+    holds a better allowed or a forbidden token), and only those are searched. Ties go to the
+    lower id, as in ``tf.math.top_k``.
+
+    Returns:
+        ``(values, ids)``, each ``(rows, k)``, best first.
+    """
+    vocab_size = scores.shape[-1]
+    block = max(size for size in range(1, math.isqrt(vocab_size) + 1) if vocab_size % size == 0)
+    num_blocks, searched = vocab_size // block, min(k + len(forbidden_ids), vocab_size // block)
+    rows = tf.shape(scores)[0]
+    blocks = tf.reshape(scores, [rows * num_blocks, block])  # block r * num_blocks + b of row r
+    block_best = tf.reduce_max(tf.reshape(blocks, [rows, num_blocks, block]), axis=-1)
+    _, best_blocks = tf.math.top_k(block_best, searched)
+    best_blocks = tf.sort(best_blocks, axis=-1)  # (rows, searched), in id order
+    candidates = tf.gather(blocks, best_blocks + num_blocks * tf.range(rows)[:, tf.newaxis])
+    ids = best_blocks[:, :, tf.newaxis] * block + tf.range(block)  # (rows, searched, block)
+    is_forbidden = tf.gather(_is_forbidden(vocab_size, forbidden_ids), ids)
+    candidates = tf.where(is_forbidden, tf.constant(-float("inf"), scores.dtype), candidates)
+    values, positions = tf.math.top_k(tf.reshape(candidates, [rows, searched * block]), k)
+    return values, tf.gather(tf.reshape(ids, [rows, searched * block]), positions, batch_dims=1)
 
 
 def trim_output(ids: tf.Tensor, pad_id: int) -> tf.Tensor:

@@ -56,7 +56,10 @@ class Ensemble(tf.Module):
         return [memory for memory, _ in encoded], [mask for _, mask in encoded]
 
     def init_cache(
-        self, memory: list[tf.Tensor], memory_mask: list[tf.Tensor], max_length: int | tf.Tensor
+        self,
+        memory: list[tf.Tensor],
+        memory_mask: list[tf.Tensor],
+        max_length: int | tf.Tensor | None,
     ) -> DecodeCache:
         """The members' caches: their ``"self"`` buffers under ``"self"`` (the part a search
         reorders and updates every step), the rest under ``"members"``."""
@@ -72,7 +75,7 @@ class Ensemble(tf.Module):
         }
 
     def decode_step(
-        self, token_ids: tf.Tensor, index: tf.Tensor, cache: DecodeCache
+        self, token_ids: tf.Tensor, index: tf.Tensor, cache: DecodeCache, growing: bool = False
     ) -> tuple[tf.Tensor, DecodeCache]:
         """As ``Transformer.decode_step``, returning the mean distribution's float32
         log-probabilities ``(batch, target_vocab_size)`` in place of logits."""
@@ -80,7 +83,9 @@ class Ensemble(tf.Module):
         for model, member, self_cache in zip(
             self.models, cache["members"], cache["self"], strict=True
         ):
-            logits, next_cache = model.decode_step(token_ids, index, {**member, "self": self_cache})
+            logits, next_cache = model.decode_step(
+                token_ids, index, {**member, "self": self_cache}, growing
+            )
             log_probs.append(tf.nn.log_softmax(logits))
             self_caches.append(next_cache["self"])
         mean_log_probs = tf.reduce_logsumexp(tf.stack(log_probs), axis=0) - math.log(

@@ -22,6 +22,7 @@ def greedy_search(
     model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
+    dynamic_shapes: bool = False,
 ) -> tf.Tensor:
     """Decodes the most likely next token at each step, one cached decoder step per position.
 
@@ -33,6 +34,8 @@ def greedy_search(
             :class:`~decoding.ensemble.Ensemble` of them.
         source_ids: ``(batch, source_len)`` int32 ids, padded with ``options.pad_id`` at the end.
         options: length limits and special ids (:class:`~decoding.options.SearchOptions`).
+        dynamic_shapes: grow the self-attention cache by one position a step instead of
+            allocating it for the length limit (the same results; not under XLA).
 
     Returns:
         ``(batch, out_len)`` int32 ids, as described in the module docstring.
@@ -44,12 +47,16 @@ def greedy_search(
         TensorShape([2, 8])
     """
     bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
-    source_ids, limits, buffer_length, cache = start_search(model, source_ids, options)
+    source_ids, limits, buffer_length, cache = start_search(
+        model, source_ids, options, growing_cache=dynamic_shapes
+    )
     batch = tf.shape(source_ids)[0]
     columns = tf.range(buffer_length)
 
     def body(step, tokens, self_cache, output, finished):
-        logits, next_cache = model.decode_step(tokens, step, {**cache, "self": self_cache})
+        logits, next_cache = model.decode_step(
+            tokens, step, {**cache, "self": self_cache}, growing=dynamic_shapes
+        )
         logits = forbid_tokens(logits, [pad_id, bos_id])
         tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=-1, output_type=tf.int32))
         output = tf.where(columns == step, tokens[:, tf.newaxis], output)  # writes column `step`
@@ -58,16 +65,21 @@ def greedy_search(
             finished |= tokens == eos_id
         return step + 1, tokens, next_cache["self"], output, finished
 
+    state = (
+        tf.constant(0),
+        tf.fill([batch], bos_id),
+        cache["self"],
+        tf.fill([batch, buffer_length], pad_id),  # (batch, buffer_length)
+        tf.zeros([batch], tf.bool),
+    )
+    shapes = tf.nest.map_structure(lambda tensor: tensor.shape, state)
+    if dynamic_shapes:  # (batch, heads, positions so far, depth)
+        self_shapes = tf.nest.map_structure(
+            lambda shape: tf.TensorShape([shape[0], shape[1], None, shape[3]]), shapes[2]
+        )
+        shapes = (*shapes[:2], self_shapes, *shapes[3:])
     _, _, _, output, _ = tf.while_loop(
-        lambda *state: ~tf.reduce_all(state[-1]),
-        body,
-        (
-            tf.constant(0),
-            tf.fill([batch], bos_id),
-            cache["self"],
-            tf.fill([batch, buffer_length], pad_id),  # (batch, buffer_length)
-            tf.zeros([batch], tf.bool),
-        ),
+        lambda *state: ~tf.reduce_all(state[-1]), body, state, shape_invariants=shapes
     )
     return trim_output(output, pad_id)
 

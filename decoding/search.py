@@ -15,13 +15,14 @@ def decode(
     model: Transformer | Ensemble,
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
-    drop_finished: bool = False,
+    dynamic_shapes: bool = False,
 ) -> tf.Tensor:
     """Translates ``(batch, source_len)`` ids to ``(batch, out_len)`` output ids.
 
     ``options.beam_size == 1`` runs :func:`~decoding.greedy.greedy_search` (the length penalty
     is then unused); a larger beam runs :func:`~decoding.beam.beam_search` and drops the scores.
-    ``drop_finished`` (not under XLA): beam search removes done sentences from the batch.
+    ``dynamic_shapes`` (not under XLA): the self-attention cache grows with the output instead of
+    being allocated for the length limit, and beam search removes done sentences from the batch.
     Output convention as in :mod:`decoding.greedy`.
 
     Example:
@@ -29,6 +30,6 @@ def decode(
         TensorShape([1, 8])  # (batch, out_len), out_len <= 8
     """
     if options.beam_size == 1:
-        return greedy_search(model, source_ids, options)
-    ids, _ = beam_search(model, source_ids, options, drop_finished)
+        return greedy_search(model, source_ids, options, dynamic_shapes)
+    ids, _ = beam_search(model, source_ids, options, dynamic_shapes)
     return ids

@@ -192,12 +192,12 @@ class ModelTranslator(tf.Module):
 
     def _output_ids(self, source_ids: tf.Tensor) -> tf.Tensor:
         if not self.jit_compile:  # dynamic shapes: done sentences leave the beam search's batch
-            return self._search(source_ids, drop_finished=True)
+            return self._search(source_ids, dynamic_shapes=True)
         batch = tf.shape(source_ids)[0]
         return self._compiled_search(pad_to_buckets(source_ids, self.length_bucket))[:batch]
 
-    def _search(self, source_ids: tf.Tensor, drop_finished: bool = False) -> tf.Tensor:
-        return decode(self.model, source_ids, self.options, drop_finished)
+    def _search(self, source_ids: tf.Tensor, dynamic_shapes: bool = False) -> tf.Tensor:
+        return decode(self.model, source_ids, self.options, dynamic_shapes)
 
     def translate(
         self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True

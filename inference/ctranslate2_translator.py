@@ -29,12 +29,17 @@ import sentencepiece
 from common.metrics import bleu
 from decoding.common import output_length_limit
 from decoding.translator import translate_in_batches, truncation_warnings
-from inference.ctranslate2_export import TOKENIZER_FILE, DecodingSettings, ExportError
+from inference.ctranslate2_export import (
+    QUANTIZATIONS,
+    TOKENIZER_FILE,
+    DecodingSettings,
+    ExportError,
+)
 from training.config import ConfigError
 
 # What our searches never generate (decoding.common.forbid_tokens): padding and BOS.
 _NEVER_GENERATED = [["<pad>"], ["<s>"]]
-COMPUTE_TYPES = ("default", "float32", "int8", "int8_float32", "int16", "bfloat16")
+COMPUTE_TYPES = ("default", *QUANTIZATIONS)
 LENGTH_PENALTY_CANDIDATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2)
 
 

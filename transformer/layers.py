@@ -17,7 +17,8 @@ from transformer.masks import causal_mask
 from transformer.normalization import LayerNormalization
 
 # Self-attention cache of one decoder layer: (key_heads, value_heads), each
-# (batch, num_heads, max_length, key_dim) with the positions decoded so far filled in.
+# (batch, num_heads, length, key_dim): a buffer of max_length positions with those decoded so far
+# filled in, or (a growing cache) exactly the positions decoded so far.
 LayerCache = tuple[tf.Tensor, tf.Tensor]
 
 
@@ -236,14 +237,17 @@ class DecoderLayer(_TransformerLayer):
         cache: LayerCache,
         memory_heads: LayerCache,
         memory_mask: tf.Tensor | None = None,
+        growing: bool = False,
     ) -> tuple[tf.Tensor, LayerCache]:
         """Decodes the single position ``index`` (inference only, no dropout).
 
         Args:
             x: ``(batch, 1, d_model)`` embedding of the token at position ``index``.
             index: scalar int32, the position being decoded.
-            cache: this layer's self-attention key/value heads for positions ``< index``
-                (``(batch, heads, max_length, depth)`` each); the new position is written in.
+            cache: this layer's self-attention key/value heads for positions ``< index``: a
+                buffer ``(batch, heads, max_length, depth)`` each, which the new position is
+                written into, or with ``growing`` exactly ``(batch, heads, index, depth)``, which
+                the new position is appended to (shapes change every step: not under XLA).
             memory_heads: cross-attention key/value heads of the encoder output, computed once per
                 sentence with ``cross_attention.project_keys_values``.
             memory_mask: ``(batch, 1, 1, source_len)`` source padding mask.
@@ -253,11 +257,16 @@ class DecoderLayer(_TransformerLayer):
         """
         y = self._sublayer_input(x, self.self_attention_norm)
         key, value = self.self_attention.project_keys_values(y, y)  # (batch, heads, 1, depth)
-        max_length = tf.shape(cache[0])[2]
-        is_index = (tf.range(max_length) == index)[:, tf.newaxis]  # (max_length, 1)
-        keys = tf.where(is_index, key, cache[0])  # position `index` written into the cache
-        values = tf.where(is_index, value, cache[1])
-        mask = causal_mask(1, max_length, query_offset=index)  # keys 0..index only
+        if growing:  # (batch, heads, index, depth) -> (batch, heads, index + 1, depth)
+            keys = tf.concat([cache[0], key], axis=2)
+            values = tf.concat([cache[1], value], axis=2)
+            mask = None  # every cached key is at a position <= index
+        else:
+            max_length = tf.shape(cache[0])[2]
+            is_index = (tf.range(max_length) == index)[:, tf.newaxis]  # (max_length, 1)
+            keys = tf.where(is_index, key, cache[0])  # position `index` written into the cache
+            values = tf.where(is_index, value, cache[1])
+            mask = causal_mask(1, max_length, query_offset=index)  # keys 0..index only
         y, _ = self.self_attention.attend(y, keys, values, mask)
         x = self._add_residual(x, y, self.self_attention_norm, training=False)
         x, _ = self._cross_attention_and_feed_forward(x, memory_heads, memory_mask, training=False)

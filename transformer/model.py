@@ -19,7 +19,8 @@ from transformer.normalization import LayerNormalization
 
 # The incremental-decoding state: {"memory_mask": (batch, 1, 1, source_len),
 #  "memory": [(key_heads, value_heads)] per layer, (batch, heads, source_len, depth) each,
-#  "self": [(key_heads, value_heads)] per layer, (batch, heads, max_length, depth) each}.
+#  "self": [(key_heads, value_heads)] per layer, (batch, heads, max_length, depth) each, or
+#  (batch, heads, positions decoded so far, depth) for a growing cache}.
 # Every tensor has the batch first, so beam search reorders a cache with one tf.gather per leaf.
 DecodeCache = dict
 
@@ -208,16 +209,19 @@ class Transformer(keras.Model):
         return self.decode(target_in_ids, memory, memory_mask, training=training)
 
     def init_cache(
-        self, memory: tf.Tensor, memory_mask: tf.Tensor, max_length: int | tf.Tensor
+        self, memory: tf.Tensor, memory_mask: tf.Tensor, max_length: int | tf.Tensor | None
     ) -> DecodeCache:
         """Starts incremental decoding of up to ``max_length`` target positions.
 
         Projects the encoder output to each decoder layer's cross-attention keys and values once,
-        and allocates empty self-attention key/value buffers.
+        and allocates empty self-attention key/value buffers of ``max_length`` positions (static
+        shapes, as XLA needs); ``max_length=None`` starts a growing cache instead, with no
+        position yet (``decode_step(..., growing=True)`` appends one per step).
         """
         batch = tf.shape(memory)[0]
         depth = self.d_model // self.num_heads
-        empty = tf.zeros([batch, self.num_heads, max_length, depth], memory.dtype)
+        length = 0 if max_length is None else max_length
+        empty = tf.zeros([batch, self.num_heads, length, depth], memory.dtype)
         return {
             "memory_mask": memory_mask,
             "memory": [
@@ -228,7 +232,7 @@ class Transformer(keras.Model):
         }
 
     def decode_step(
-        self, token_ids: tf.Tensor, index: tf.Tensor, cache: DecodeCache
+        self, token_ids: tf.Tensor, index: tf.Tensor, cache: DecodeCache, growing: bool = False
     ) -> tuple[tf.Tensor, DecodeCache]:
         """Decodes position ``index`` given the token there (BOS at index 0).
 
@@ -236,6 +240,8 @@ class Transformer(keras.Model):
             token_ids: ``(batch,)`` the target token at position ``index``.
             index: scalar int32 position, ``0 <= index < max_length``.
             cache: from :meth:`init_cache` or the previous ``decode_step``.
+            growing: ``cache`` is a growing one (``init_cache(..., max_length=None)``): its
+                self-attention keys/values hold exactly positions ``0 .. index - 1``.
 
         Returns:
             float32 logits ``(batch, target_vocab_size)`` for position ``index + 1``'s token, and
@@ -247,7 +253,9 @@ class Transformer(keras.Model):
         for layer, layer_cache, memory_heads in zip(
             self.decoder_layers, cache["self"], cache["memory"], strict=True
         ):
-            x, layer_cache = layer.step(x, index, layer_cache, memory_heads, cache["memory_mask"])
+            x, layer_cache = layer.step(
+                x, index, layer_cache, memory_heads, cache["memory_mask"], growing
+            )
             new_self.append(layer_cache)
         logits = self._logits(self.decoder_norm(x)[:, 0, :])
         return logits, {**cache, "self": new_self}

@@ -57,9 +57,9 @@ def count_decode_steps(monkeypatch):
     def start(model: Transformer) -> list:
         calls, decode_step = [], model.decode_step
 
-        def counting_decode_step(*args):
+        def counting_decode_step(*args, **kwargs):
             calls.append(args[1])
-            return decode_step(*args)
+            return decode_step(*args, **kwargs)
 
         monkeypatch.setattr(model, "decode_step", counting_decode_step)
         return calls

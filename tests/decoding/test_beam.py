@@ -124,24 +124,27 @@ def test_works_compiled_with_xla(make_model, sources):
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-5)
 
 
-def test_dropping_done_sentences_from_the_batch_changes_no_result(make_model, sources, monkeypatch):
-    """In a graph of unknown batch size, as ``ModelTranslator`` runs it without XLA."""
+def test_dynamic_shapes_change_no_result(make_model, sources, monkeypatch):
+    """Done sentences leave the batch and the cache grows, in a graph of unknown batch size, as
+    ``ModelTranslator`` runs it without XLA."""
     model = make_model()
     options = replace(LENGTHS, beam_size=4, length_penalty=ALPHA)
     expected_ids, expected_scores = beam_search(model, sources, options)
-    rows, decode_step = [], model.decode_step
+    rows, cache_lengths, decode_step = [], [], model.decode_step
 
-    def recording_decode_step(tokens, *args):
+    def recording_decode_step(tokens, index, cache, **kwargs):
         rows.append(tf.shape(tokens)[0])
-        return decode_step(tokens, *args)
+        cache_lengths.append(tf.shape(cache["self"][0][0])[2])
+        return decode_step(tokens, index, cache, **kwargs)
 
     monkeypatch.setattr(model, "decode_step", recording_decode_step)
-    ids, scores = beam_search(model, sources, options, drop_finished=True)  # eager: every step
+    ids, scores = beam_search(model, sources, options, dynamic_shapes=True)  # eager: every step
     np.testing.assert_array_equal(ids, expected_ids)
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-5)
     assert int(rows[0]) == 6 * 4 and int(rows[-1]) < 6 * 4  # done sentences left the batch
+    assert [int(length) for length in cache_lengths] == list(range(len(cache_lengths)))
     graph = tf.function(
-        lambda ids: beam_search(model, ids, options, drop_finished=True),
+        lambda ids: beam_search(model, ids, options, dynamic_shapes=True),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
     )
     ids, scores = graph(sources)

@@ -1,7 +1,14 @@
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from decoding.common import forbid_tokens, output_length_limits, trim_output
+from decoding.common import (
+    forbid_tokens,
+    output_length_limit,
+    output_length_limits,
+    top_k_allowed,
+    trim_output,
+)
 from decoding.options import SearchOptions
 
 
@@ -26,9 +33,35 @@ def test_limits_of_an_unknown_source_length_inside_a_graph():
     assert computed.numpy().tolist() == [14] and int(buffer_length) == 16
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"max_length": 20}, {"max_length_ratio": 1.25, "max_length_offset": 0.5}],  # ties: .5
+)
+def test_the_python_limit_equals_the_tensorflow_one(options):
+    """CTranslate2's translator computes limits in Python; our searches in TensorFlow."""
+    lengths = np.arange(0, 41)
+    source = tf.constant((np.arange(40) < lengths[:, None]).astype(np.int32) * 5)
+    expected, _ = limits_of(source, **options)
+    computed = [output_length_limit(int(n), SearchOptions(**options)) for n in lengths]
+    assert computed == expected
+
+
 def test_forbidden_tokens_get_minus_infinity_scores():
     scores = forbid_tokens(tf.zeros([2, 5]), [0, 2]).numpy()
     assert np.all(np.isneginf(scores[:, [0, 2]])) and np.all(scores[:, [1, 3, 4]] == 0)
+
+
+@pytest.mark.parametrize("vocab_size", [8000, 97, 6])  # blocks of 80; 97 is prime; fewer blocks
+def test_top_k_allowed_equals_top_k_of_the_forbidden_scores(vocab_size):
+    """Forbidden ids are the best scores of their blocks, and ties are frequent (rounded)."""
+    rng = np.random.default_rng(0)
+    scores = np.round(rng.normal(size=[16, vocab_size]), 1).astype(np.float32)
+    scores[:, [0, 2]] = 10.0
+    forbidden = [0, 2]
+    values, ids = top_k_allowed(tf.constant(scores), 4, forbidden)
+    expected_values, expected_ids = tf.math.top_k(forbid_tokens(tf.constant(scores), forbidden), 4)
+    np.testing.assert_array_equal(values, expected_values)
+    np.testing.assert_array_equal(ids, expected_ids)
 
 
 def test_trim_output_drops_padding_only_columns():

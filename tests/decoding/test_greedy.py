@@ -28,6 +28,16 @@ def test_cached_greedy_equals_the_no_cache_reference(make_model, sources, norm_f
     assert ended_with_eos.any() and not ended_with_eos.all()  # both ways of finishing occur
 
 
+def test_a_growing_cache_in_a_graph_changes_no_output(make_model, sources):
+    """As ``ModelTranslator`` runs it without XLA: unknown shapes, the cache grows each step."""
+    model = make_model()
+    graph = tf.function(
+        lambda ids: greedy_search(model, ids, LENGTHS, dynamic_shapes=True),
+        input_signature=[tf.TensorSpec([None, None], tf.int32)],
+    )
+    np.testing.assert_array_equal(graph(sources), greedy_search(model, sources, LENGTHS))
+
+
 def test_output_ends_at_eos_inclusive_then_padding(make_model, sources):
     ids = greedy_search(make_model(), sources, LENGTHS).numpy()
     assert ids.shape[1] == row_lengths(tf.constant(ids)).max()

@@ -72,7 +72,8 @@ def test_target_padding_keys_are_masked():
         {"num_layers": 3, "num_decoder_layers": 1, "norm_first": True},
     ],
 )
-def test_incremental_decoding_equals_full_pass_step_by_step(overrides):
+@pytest.mark.parametrize("max_length", [9, None])  # a buffer longer than needed; growing
+def test_incremental_decoding_equals_full_pass_step_by_step(overrides, max_length):
     model = tiny_model(**overrides)
     rng = np.random.default_rng(4)
     source = random_ids(rng, [3, 6]).numpy()
@@ -81,10 +82,13 @@ def test_incremental_decoding_equals_full_pass_step_by_step(overrides):
     target = random_ids(rng, [3, 7], model.target_vocab_size)
     full = model((source, target))
     memory, memory_mask = model.encode(source)
-    cache = model.init_cache(memory, memory_mask, max_length=9)  # longer than needed
+    cache = model.init_cache(memory, memory_mask, max_length)
     for index in range(7):
-        logits, cache = model.decode_step(target[:, index], tf.constant(index), cache)
+        logits, cache = model.decode_step(
+            target[:, index], tf.constant(index), cache, growing=max_length is None
+        )
         np.testing.assert_allclose(logits, full[:, index], atol=1e-5)
+        assert cache["self"][0][0].shape[2] == (max_length or index + 1)
 
 
 def test_incremental_decoding_works_inside_a_compiled_loop():

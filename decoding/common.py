@@ -1,9 +1,11 @@
-"""What every search shares: output length limits, tokens never generated, trimming.
+"""What every search shares: output length limits, tokens never generated, the top-k of allowed
+tokens, trimming.
 
 Length limits are those of :class:`~decoding.options.SearchOptions`, so a sentence decodes the
-same alone or padded inside a batch of longer ones. Searches allocate their key/value cache for
-the limit of the *padded* source length (a static shape under XLA, and never below any
-sentence's limit) and stop as soon as every sentence has finished.
+same alone or padded inside a batch of longer ones. Under XLA searches allocate their key/value
+cache for the limit of the *padded* source length (a static shape, never below any sentence's
+limit); with dynamic shapes the cache grows by one position a step. Searches stop as soon as
+every sentence has finished.
 
 Example:
     >>> limits, buffer_length = output_length_limits(

@@ -24,10 +24,11 @@ chosen on the validation split by float32 BLEU unless ``--ctranslate2_length_pen
 Each is timed at batch 1 (the first ``--batch1_sentences`` sentences, one per call: the median
 ms per sentence) and at batch 64 (the whole split, sorted by length as ``translate.py`` does: the
 median of ``--trained_reps`` passes), after one untimed pass over the same sentences (a server's
-steady state: every shape traced and compiled); it prints sentences/s, output SentencePiece
-pieces/s, sacreBLEU of the batch-64 translations, and the ratios ours / CTranslate2 beside the
-issue's targets (batch 64 >= 0.5x and batch 1 >= 0.7x CTranslate2 float32; int8 loses <= 0.3
-BLEU).
+steady state: every shape traced and compiled). The four take turns, sentence by sentence and
+pass by pass, so a slow spell of a shared machine falls on all of them. It prints sentences/s,
+output SentencePiece pieces/s, sacreBLEU of the batch-64 translations, and the ratios ours /
+CTranslate2 beside the issue's targets (batch 64 >= 0.5x and batch 1 >= 0.7x CTranslate2
+float32; int8 loses <= 0.3 BLEU).
 
 Run it alone on the machine (it uses every core).
 """
@@ -40,6 +41,7 @@ import shutil
 import statistics
 import tempfile
 from collections.abc import Callable
+from functools import partial
 
 import harness
 import keras
@@ -78,40 +80,55 @@ class TrainedLine:
     bleu: float  # sacreBLEU of the batch-64 translations
 
 
-def time_real_translation(
-    translator,
+def time_real_translations(
+    translators: dict[str, object],
     sentences: list[str],
     references: list[str],
     batch1_sentences: int,
     reps: int,
     tokenizer: sentencepiece.SentencePieceProcessor,
-) -> TrainedLine:
+) -> dict[str, TrainedLine]:
     """Batch 1 over the first ``batch1_sentences`` and batch 64 over all ``sentences`` (sorted by
     length as translate.py does), each after one untimed pass (every shape traced and compiled:
-    a server's steady state)."""
+    a server's steady state). The translators take turns, sentence by sentence at batch 1 and
+    pass by pass at batch 64, each round starting with the next one: a slow spell of a shared
+    machine falls on all of them, not on whichever ran then."""
     from common.metrics import bleu
 
+    names = list(translators)
+
+    def in_turn(round_number: int) -> list[str]:
+        first = round_number % len(names)
+        return names[first:] + names[:first]
+
     single = [[sentence] for sentence in sentences[:batch1_sentences]]
-    for batch in single:  # warm-up
-        translator.translate(batch, batch_size=1, progress=False)
-    batch1 = [
-        harness.timed(lambda batch=batch: translator.translate(batch, 1, progress=False))[1]
-        for batch in single
-    ]
-    translations, pass_seconds = [], []
-    for _ in range(reps + 1):  # the first pass is the warm-up
-        translations, seconds = harness.timed(
-            lambda: translator.translate(sentences, batch_size=64, progress=False)
+    batch1_seconds: dict[str, list[float]] = {name: [] for name in names}
+    pass_seconds: dict[str, list[float]] = {name: [] for name in names}
+    translations: dict[str, list[str]] = {}
+    for name, translator in translators.items():  # warm-up
+        for batch in single:
+            translator.translate(batch, batch_size=1, progress=False)
+        translations[name] = translator.translate(sentences, batch_size=64, progress=False)
+    for number, batch in enumerate(single):
+        for name in in_turn(number):
+            _, seconds = harness.timed(partial(translators[name].translate, batch, 1, False))
+            batch1_seconds[name].append(seconds)
+    for number in range(reps):
+        for name in in_turn(number):
+            translate = partial(translators[name].translate, sentences, 64, False)
+            translations[name], seconds = harness.timed(translate)
+            pass_seconds[name].append(seconds)
+    lines = {}
+    for name in names:
+        seconds = statistics.median(pass_seconds[name])
+        pieces = sum(len(ids) for ids in tokenizer.encode(translations[name]))
+        lines[name] = TrainedLine(
+            batch1_ms=statistics.median(batch1_seconds[name]) * 1e3,
+            sentences_per_second=len(sentences) / seconds,
+            tokens_per_second=pieces / seconds,
+            bleu=bleu(translations[name], references)[0].score,
         )
-        pass_seconds.append(seconds)
-    seconds = statistics.median(pass_seconds[1:])
-    pieces = sum(len(ids) for ids in tokenizer.encode(translations))
-    return TrainedLine(
-        batch1_ms=statistics.median(batch1) * 1e3,
-        sentences_per_second=len(sentences) / seconds,
-        tokens_per_second=pieces / seconds,
-        bleu=bleu(translations, references)[0].score,
-    )
+    return lines
 
 
 def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, reps: int) -> None:
@@ -161,15 +178,13 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
             "length penalty": f"GNMT {config.decode.length_penalty}, CTranslate2 {penalty}",
             "batch 1": f"the first {batch1_sentences} sentences, median ms per sentence",
             "batch 64": f"every sentence, sorted by length, median of {reps} passes",
+            "order": "the translators take turns, sentence by sentence and pass by pass",
             "CTranslate2 threads": len(os.sched_getaffinity(0)),
         },
     )
-    lines = {
-        name: time_real_translation(
-            translator, sources, references, batch1_sentences, reps, tokenizer
-        )
-        for name, translator in translators.items()
-    }
+    lines = time_real_translations(
+        translators, sources, references, batch1_sentences, reps, tokenizer
+    )
     shutil.rmtree(exports)
     print(
         f"\n{'translator':<24} {'batch 1 ms':>10} {'batch 64 sent/s':>15} {'tok/s':>7} {'BLEU':>6}"

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from decoding.common import start_search, top_k_allowed, trim_output
+from decoding.common import growing_cache_shapes, start_search, top_k_allowed, trim_output
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from transformer.model import Transformer
@@ -100,11 +100,11 @@ def beam_search(
         tokens = tf.reshape(tf.gather(alive_seqs, step, axis=2), [-1])  # (active * beam,)
         logits, next_cache = model.decode_step(
             tokens, step, {**encoder_cache, "self": self_cache}, growing=dynamic_shapes
-        )
+        )  # (vocab_size, active * beam)
         # A sentence's beam best continuations are among each alive hypothesis' beam best
         # tokens: two small top-k's instead of one over (active, beam * vocab_size).
         row_logits, row_tokens = top_k_allowed(logits, beam, [pad_id, bos_id])
-        row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=-1, keepdims=True)
+        row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=0)[:, tf.newaxis]
         candidates = alive_log_probs[:, :, tf.newaxis] + tf.reshape(
             row_log_probs, [active, beam, beam]
         )  # (active, beam, beam): [sentence, hypothesis, its k-th best token]
@@ -187,9 +187,7 @@ def beam_search(
         shapes = (
             step_shape,
             tf.nest.map_structure(any_rows, search_shapes),
-            tf.nest.map_structure(  # (rows, heads, positions so far, depth)
-                lambda shape: tf.TensorShape([None, shape[1], None, shape[3]]), self_shapes
-            ),
+            growing_cache_shapes(self_shapes, rows_change=True),
             tf.nest.map_structure(any_rows, encoder_shapes),
             results_shapes,
         )

@@ -1,5 +1,6 @@
 """What every search shares: output length limits, tokens never generated, the top-k of allowed
-tokens, trimming.
+tokens, trimming. Scores are vocabulary-major, ``(vocab_size, rows)``, as
+``Transformer.decode_step`` gives them.
 
 Length limits are those of :class:`~decoding.options.SearchOptions`, so a sentence decodes the
 same alone or padded inside a batch of longer ones. Under XLA searches allocate their key/value
@@ -90,12 +91,24 @@ def start_search(
     return source_ids, limits, buffer_length, cache
 
 
+def growing_cache_shapes(self_cache_shapes, rows_change: bool = False):
+    """``tf.while_loop`` shape invariants of a growing self-attention cache (a nest of
+    ``(rows, heads, positions, depth)`` shapes): the positions grow every step, and with
+    ``rows_change`` the rows change too (sentences leave a beam search)."""
+
+    def invariant(shape: tf.TensorShape) -> tf.TensorShape:
+        return tf.TensorShape([None if rows_change else shape[0], shape[1], None, shape[3]])
+
+    return tf.nest.map_structure(invariant, self_cache_shapes)
+
+
 def forbid_tokens(scores: tf.Tensor, token_ids: list[int]) -> tf.Tensor:
-    """Sets ``scores[..., id]`` to -inf for each id: a search never generates padding or BOS.
+    """Sets ``scores[id, :]`` of vocabulary-major ``(vocab_size, rows)`` scores to -inf for each
+    id: a search never generates padding or BOS.
 
     Padding is also what fills a finished output, so generating it would make outputs ambiguous.
     """
-    forbidden = _is_forbidden(scores.shape[-1], token_ids)  # (V,)
+    forbidden = _is_forbidden(scores.shape[0], token_ids)[:, tf.newaxis]  # (V, 1)
     return tf.where(forbidden, tf.constant(-float("inf"), scores.dtype), scores)
 
 
@@ -107,26 +120,28 @@ def _is_forbidden(vocab_size: int, token_ids: list[int]) -> tf.Tensor:
 def top_k_allowed(
     scores: tf.Tensor, k: int, forbidden_ids: list[int]
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """``tf.math.top_k(forbid_tokens(scores, forbidden_ids), k)``, 3-4x faster on a CPU.
+    """Each row's ``k`` best allowed tokens of vocabulary-major ``(vocab_size, rows)`` scores:
+    ``tf.math.top_k(tf.transpose(forbid_tokens(scores, forbidden_ids)), k)``, 3-4x faster on a
+    CPU.
 
-    One pass over ``(rows, vocab_size)`` finds each block of vocabulary's best score; the ``k``
-    best allowed tokens lie in the ``k + len(forbidden_ids)`` best blocks (each better block
-    holds a better allowed or a forbidden token), and only those are searched. Ties go to the
-    lower id, as in ``tf.math.top_k``.
+    One pass over the scores finds each block of vocabulary's best score; the ``k`` best allowed
+    tokens lie in the ``k + len(forbidden_ids)`` best blocks (each better block holds a better
+    allowed or a forbidden token), and only those are searched. Ties go to the lower id, as in
+    ``tf.math.top_k``.
 
     Returns:
         ``(values, ids)``, each ``(rows, k)``, best first.
     """
-    vocab_size = scores.shape[-1]
+    vocab_size = scores.shape[0]
     block = max(size for size in range(1, math.isqrt(vocab_size) + 1) if vocab_size % size == 0)
     num_blocks, searched = vocab_size // block, min(k + len(forbidden_ids), vocab_size // block)
-    rows = tf.shape(scores)[0]
-    blocks = tf.reshape(scores, [rows * num_blocks, block])  # block r * num_blocks + b of row r
-    block_best = tf.reduce_max(tf.reshape(blocks, [rows, num_blocks, block]), axis=-1)
-    _, best_blocks = tf.math.top_k(block_best, searched)
-    best_blocks = tf.sort(best_blocks, axis=-1)  # (rows, searched), in id order
-    candidates = tf.gather(blocks, best_blocks + num_blocks * tf.range(rows)[:, tf.newaxis])
+    rows = tf.shape(scores)[1]
+    block_best = tf.reduce_max(tf.reshape(scores, [num_blocks, block, rows]), axis=1)
+    _, best_blocks = tf.math.top_k(tf.transpose(block_best), searched)  # (rows, searched)
+    best_blocks = tf.sort(best_blocks, axis=-1)  # in id order
     ids = best_blocks[:, :, tf.newaxis] * block + tf.range(block)  # (rows, searched, block)
+    row_of_ids = tf.broadcast_to(tf.range(rows)[:, tf.newaxis, tf.newaxis], tf.shape(ids))
+    candidates = tf.gather_nd(scores, tf.stack([ids, row_of_ids], axis=-1))  # like ids
     is_forbidden = tf.gather(_is_forbidden(vocab_size, forbidden_ids), ids)
     candidates = tf.where(is_forbidden, tf.constant(-float("inf"), scores.dtype), candidates)
     values, positions = tf.math.top_k(tf.reshape(candidates, [rows, searched * block]), k)

@@ -78,7 +78,7 @@ class Ensemble(tf.Module):
         self, token_ids: tf.Tensor, index: tf.Tensor, cache: DecodeCache, growing: bool = False
     ) -> tuple[tf.Tensor, DecodeCache]:
         """As ``Transformer.decode_step``, returning the mean distribution's float32
-        log-probabilities ``(batch, target_vocab_size)`` in place of logits."""
+        log-probabilities in place of logits, vocabulary-major: ``(target_vocab_size, batch)``."""
         log_probs, self_caches = [], []
         for model, member, self_cache in zip(
             self.models, cache["members"], cache["self"], strict=True
@@ -86,9 +86,9 @@ class Ensemble(tf.Module):
             logits, next_cache = model.decode_step(
                 token_ids, index, {**member, "self": self_cache}, growing
             )
-            log_probs.append(tf.nn.log_softmax(logits))
+            log_probs.append(logits - tf.reduce_logsumexp(logits, axis=0))  # (V, batch)
             self_caches.append(next_cache["self"])
         mean_log_probs = tf.reduce_logsumexp(tf.stack(log_probs), axis=0) - math.log(
             len(self.models)
-        )  # (batch, V): log of the mean probability
+        )  # (V, batch): log of the mean probability
         return mean_log_probs, {**cache, "self": self_caches}

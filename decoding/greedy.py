@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from decoding.common import forbid_tokens, output_length_limits, start_search, trim_output
+from decoding.common import (
+    forbid_tokens,
+    growing_cache_shapes,
+    output_length_limits,
+    start_search,
+    trim_output,
+)
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from transformer.model import Transformer
@@ -56,9 +62,9 @@ def greedy_search(
     def body(step, tokens, self_cache, output, finished):
         logits, next_cache = model.decode_step(
             tokens, step, {**cache, "self": self_cache}, growing=dynamic_shapes
-        )
+        )  # (vocab_size, batch)
         logits = forbid_tokens(logits, [pad_id, bos_id])
-        tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=-1, output_type=tf.int32))
+        tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=0, output_type=tf.int32))
         output = tf.where(columns == step, tokens[:, tf.newaxis], output)  # writes column `step`
         finished |= step + 1 >= limits
         if eos_id is not None:
@@ -73,11 +79,8 @@ def greedy_search(
         tf.zeros([batch], tf.bool),
     )
     shapes = tf.nest.map_structure(lambda tensor: tensor.shape, state)
-    if dynamic_shapes:  # (batch, heads, positions so far, depth)
-        self_shapes = tf.nest.map_structure(
-            lambda shape: tf.TensorShape([shape[0], shape[1], None, shape[3]]), shapes[2]
-        )
-        shapes = (*shapes[:2], self_shapes, *shapes[3:])
+    if dynamic_shapes:
+        shapes = (*shapes[:2], growing_cache_shapes(shapes[2]), *shapes[3:])
     _, _, _, output, _ = tf.while_loop(
         lambda *state: ~tf.reduce_all(state[-1]), body, state, shape_invariants=shapes
     )
@@ -108,9 +111,9 @@ def reference_greedy_search(
     batch = tf.shape(source_ids)[0]
 
     def body(step, prefix, finished):
-        logits = model.decode(prefix, memory, memory_mask)[:, -1]  # (batch, V), the next token
+        logits = tf.transpose(model.decode(prefix, memory, memory_mask)[:, -1])  # (V, batch)
         logits = forbid_tokens(logits, [pad_id, bos_id])
-        tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=-1, output_type=tf.int32))
+        tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=0, output_type=tf.int32))
         prefix = tf.concat([prefix, tokens[:, tf.newaxis]], axis=1)  # (batch, step + 2)
         finished |= step + 1 >= limits
         if eos_id is not None:

@@ -71,13 +71,14 @@ class TokenEmbedding(keras.layers.Layer):
     def logits(self, states: tf.Tensor) -> tf.Tensor:
         """``(..., d_model)`` states -> ``(..., vocab_size)`` float32 logits (tied matrix)."""
         matrix = tf.cast(self.embedding.embeddings, states.dtype)  # (vocab_size, d_model)
-        if states.shape.rank == 2:
-            # (rows, d_model): a decoding step. TensorFlow's CPU matmul copies a transposed
-            # right-hand side, 5x slower than (matrix @ states^T)^T for a beam of 4 rows.
-            logits = tf.transpose(tf.matmul(matrix, states, transpose_b=True))
-        else:
-            logits = tf.tensordot(states, matrix, [[-1], [1]])
-        return tf.cast(logits, tf.float32)
+        return tf.cast(tf.tensordot(states, matrix, [[-1], [1]]), tf.float32)
+
+    def vocab_major_logits(self, states: tf.Tensor) -> tf.Tensor:
+        """``(rows, d_model)`` states -> ``(vocab_size, rows)`` float32 logits: ``matrix @
+        states^T``, the product a CPU computes without copying a transposed operand (a decoding
+        step's few rows: 2x cheaper than ``states @ matrix^T``, with or without XLA)."""
+        matrix = tf.cast(self.embedding.embeddings, states.dtype)  # (vocab_size, d_model)
+        return tf.cast(tf.matmul(matrix, states, transpose_b=True), tf.float32)
 
     def get_config(self) -> dict:
         config = super().get_config()

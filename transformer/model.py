@@ -3,7 +3,7 @@
 Read top to bottom: embeddings -> encoder stack -> decoder stack -> tied output projection.
 ``Transformer.encode`` / ``Transformer.decode`` run whole sequences (training, scoring);
 ``init_cache`` / ``decode_step`` run the decoder one position at a time with a key/value cache
-(greedy and beam search), giving the same logits as ``decode``.
+(greedy and beam search), giving the same logits as ``decode``, vocabulary-major.
 """
 
 from __future__ import annotations
@@ -160,6 +160,12 @@ class Transformer(keras.Model):
             return self.target_embedding.logits(states)
         return tf.cast(self.output_projection(states), tf.float32)
 
+    def _vocab_major_logits(self, states: tf.Tensor) -> tf.Tensor:
+        """``(rows, d_model)`` -> float32 ``(target_vocab_size, rows)``."""
+        if self.output_projection is None:
+            return self.target_embedding.vocab_major_logits(states)
+        return tf.transpose(self._logits(states))
+
     def encode(self, source_ids: tf.Tensor, training: bool = False) -> tuple[tf.Tensor, tf.Tensor]:
         """``(batch, source_len)`` ids -> ``(memory, memory_mask)``.
 
@@ -244,10 +250,12 @@ class Transformer(keras.Model):
                 self-attention keys/values hold exactly positions ``0 .. index - 1``.
 
         Returns:
-            float32 logits ``(batch, target_vocab_size)`` for position ``index + 1``'s token, and
-            the updated cache.
+            float32 logits for position ``index + 1``'s token, **vocabulary-major**:
+            ``(target_vocab_size, batch)``, the layout the tied output projection gives without a
+            transposition (``TokenEmbedding.vocab_major_logits``), and the updated cache.
         """
         index = tf.convert_to_tensor(index, tf.int32)
+        _check_cache_length(cache["self"][0][0].shape[2], tf.get_static_value(index), growing)
         x = self.target_embedding(token_ids[:, tf.newaxis], positions=index[tf.newaxis])
         new_self = []
         for layer, layer_cache, memory_heads in zip(
@@ -257,7 +265,7 @@ class Transformer(keras.Model):
                 x, index, layer_cache, memory_heads, cache["memory_mask"], growing
             )
             new_self.append(layer_cache)
-        logits = self._logits(self.decoder_norm(x)[:, 0, :])
+        logits = self._vocab_major_logits(self.decoder_norm(x)[:, 0, :])  # (vocab, batch)
         return logits, {**cache, "self": new_self}
 
     def get_config(self) -> dict:
@@ -278,3 +286,20 @@ class Transformer(keras.Model):
             activation_dropout=self.activation_dropout,
         )
         return config
+
+
+def _check_cache_length(length: int | None, index: int | None, growing: bool) -> None:
+    """A clear error when a step's cache is not the kind ``growing`` says (checked where both
+    are known: eagerly, not inside a search's loop)."""
+    if length is None or index is None:
+        return
+    if growing and length != index:
+        raise ValueError(
+            f"decode_step(growing=True) at index {index} needs a growing cache of exactly "
+            f"{index} positions (init_cache(..., max_length=None)), got {length}."
+        )
+    if not growing and index >= length:
+        raise ValueError(
+            f"decode_step at index {index} needs a cache buffer of more than {index} positions "
+            f"(init_cache(..., max_length)), got {length}; a growing cache needs growing=True."
+        )

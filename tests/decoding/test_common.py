@@ -47,8 +47,8 @@ def test_the_python_limit_equals_the_tensorflow_one(options):
 
 
 def test_forbidden_tokens_get_minus_infinity_scores():
-    scores = forbid_tokens(tf.zeros([2, 5]), [0, 2]).numpy()
-    assert np.all(np.isneginf(scores[:, [0, 2]])) and np.all(scores[:, [1, 3, 4]] == 0)
+    scores = forbid_tokens(tf.zeros([5, 2]), [0, 2]).numpy()  # (vocab, rows)
+    assert np.all(np.isneginf(scores[[0, 2]])) and np.all(scores[[1, 3, 4]] == 0)
 
 
 @pytest.mark.parametrize("vocab_size", [8000, 97, 6])  # blocks of 80; 97 is prime; fewer blocks
@@ -58,8 +58,10 @@ def test_top_k_allowed_equals_top_k_of_the_forbidden_scores(vocab_size):
     scores = np.round(rng.normal(size=[16, vocab_size]), 1).astype(np.float32)
     scores[:, [0, 2]] = 10.0
     forbidden = [0, 2]
-    values, ids = top_k_allowed(tf.constant(scores), 4, forbidden)
-    expected_values, expected_ids = tf.math.top_k(forbid_tokens(tf.constant(scores), forbidden), 4)
+    values, ids = top_k_allowed(tf.constant(scores.T), 4, forbidden)  # vocabulary-major
+    expected_values, expected_ids = tf.math.top_k(
+        tf.transpose(forbid_tokens(tf.constant(scores.T), forbidden)), 4
+    )
     np.testing.assert_array_equal(values, expected_values)
     np.testing.assert_array_equal(ids, expected_ids)
 

@@ -32,7 +32,7 @@ def test_each_step_gives_the_log_of_the_members_mean_probabilities(
     tokens = tf.fill([sources.shape[0]], BOS_ID)
     for index in range(5):
         log_probs, cache = ensemble.decode_step(tokens, tf.constant(index), cache)
-        np.testing.assert_allclose(log_probs.numpy(), expected[:, index], atol=1e-4)
+        np.testing.assert_allclose(log_probs.numpy().T, expected[:, index], atol=1e-4)
         tokens = tf.constant(ids[:, index], tf.int32)
     # The members disagree, so their mean is neither one of them.
     alone = mean_log_probs(two_models[:1], sources, ids)

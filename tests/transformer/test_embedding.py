@@ -38,6 +38,6 @@ def test_tied_logits_use_the_embedding_matrix():
     embed = TokenEmbedding(vocab_size=10, d_model=8)
     embed(tf.constant([[1]]))
     states = tf.random.normal([2, 3, 8])
-    np.testing.assert_allclose(
-        embed.logits(states), states.numpy() @ embed.embedding.embeddings.numpy().T, atol=1e-5
-    )
+    expected = states.numpy() @ embed.embedding.embeddings.numpy().T  # (2, 3, vocab)
+    np.testing.assert_allclose(embed.logits(states), expected, atol=1e-5)
+    np.testing.assert_allclose(embed.vocab_major_logits(states[:, 0]), expected[:, 0].T, atol=1e-5)

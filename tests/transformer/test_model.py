@@ -87,8 +87,21 @@ def test_incremental_decoding_equals_full_pass_step_by_step(overrides, max_lengt
         logits, cache = model.decode_step(
             target[:, index], tf.constant(index), cache, growing=max_length is None
         )
-        np.testing.assert_allclose(logits, full[:, index], atol=1e-5)
+        np.testing.assert_allclose(tf.transpose(logits), full[:, index], atol=1e-5)
         assert cache["self"][0][0].shape[2] == (max_length or index + 1)
+
+
+@pytest.mark.parametrize(
+    "max_length, growing, message",
+    [(None, False, "a growing cache needs growing=True"), (4, True, "exactly 1 positions")],
+)
+def test_a_step_with_the_wrong_kind_of_cache_fails_clearly(max_length, growing, message):
+    model = tiny_model()
+    memory, memory_mask = model.encode(tf.constant([[5, 6, 3]]))
+    cache = model.init_cache(memory, memory_mask, max_length)
+    _, cache = model.decode_step(tf.constant([2]), tf.constant(0), cache, growing=not growing)
+    with pytest.raises(ValueError, match=message):
+        model.decode_step(tf.constant([7]), tf.constant(1), cache, growing=growing)
 
 
 def test_incremental_decoding_works_inside_a_compiled_loop():
@@ -104,8 +117,8 @@ def test_incremental_decoding_works_inside_a_compiled_loop():
         logits = tf.TensorArray(tf.float32, size=6)
         for index in tf.range(6):
             step_logits, cache = model.decode_step(target[:, index], index, cache)
-            logits = logits.write(index, step_logits)
-        return tf.transpose(logits.stack(), [1, 0, 2])
+            logits = logits.write(index, step_logits)  # (vocab, batch)
+        return tf.transpose(logits.stack(), [2, 0, 1])
 
     np.testing.assert_allclose(run(source, target), full, atol=1e-5)
 

@@ -1,12 +1,14 @@
 """A from-scratch Transformer (Vaswani et al., 2017) in TensorFlow / Keras 3.
 
-Modules, in reading order: ``masks`` (the one boolean mask convention), ``attention`` (scaled
-dot-product and multi-head attention), ``dropout`` and ``normalization`` (dropout and layer norm,
-made cheaper for CPUs), ``embedding`` (scaled token embeddings and sinusoidal positions),
-``layers`` (encoder and decoder layers), ``model`` (the ``Transformer``).
+Modules, in reading order: ``masks`` (the one boolean mask convention), ``dense`` (a Dense
+layer that skips ``tensordot``), ``attention`` (scaled dot-product and multi-head attention),
+``dropout`` and ``normalization`` (dropout and layer norm, made cheaper for CPUs), ``embedding``
+(scaled token embeddings and sinusoidal positions), ``layers`` (encoder and decoder layers),
+``model`` (the ``Transformer``).
 """
 
 from transformer.attention import MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from transformer.dense import Dense
 from transformer.dropout import Dropout
 from transformer.embedding import TokenEmbedding, positional_encoding
 from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
@@ -16,6 +18,7 @@ from transformer.normalization import LayerNormalization
 
 __all__ = [
     "DecoderLayer",
+    "Dense",
     "Dropout",
     "EncoderLayer",
     "FeedForward",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import keras
 import tensorflow as tf
 
+from transformer.dense import Dense
 from transformer.dropout import Dropout, check_dropout_rate
 
 
@@ -146,8 +147,8 @@ class MultiHeadAttention(keras.layers.Layer):
         self.W_o = None  # Created in build(): its width defaults to the queries' feature size.
         self.weights_dropout = Dropout(dropout, dtype=self.dtype_policy)
 
-    def _projection(self, units: int, name: str) -> keras.layers.Dense:
-        return keras.layers.Dense(
+    def _projection(self, units: int, name: str) -> Dense:
+        return Dense(
             units,
             name=name,
             use_bias=self.use_bias,

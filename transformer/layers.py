@@ -12,6 +12,7 @@ import keras
 import tensorflow as tf
 
 from transformer.attention import MultiHeadAttention
+from transformer.dense import Dense
 from transformer.dropout import Dropout, check_dropout_rate, sublayer_dropout_rates
 from transformer.masks import causal_mask
 from transformer.normalization import LayerNormalization
@@ -34,11 +35,9 @@ class FeedForward(keras.layers.Layer):
         super().__init__(**kwargs)
         check_dropout_rate("dropout", dropout)
         self.d_model, self.d_ff, self.dropout = d_model, d_ff, dropout
-        self.hidden = keras.layers.Dense(
-            d_ff, activation="relu", name="hidden", dtype=self.dtype_policy
-        )
+        self.hidden = Dense(d_ff, activation="relu", name="hidden", dtype=self.dtype_policy)
         self.hidden_dropout = Dropout(dropout, dtype=self.dtype_policy)
-        self.output_projection = keras.layers.Dense(d_model, name="output", dtype=self.dtype_policy)
+        self.output_projection = Dense(d_model, name="output", dtype=self.dtype_policy)
 
     def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
         return self.output_projection(self.hidden_dropout(self.hidden(x), training=training))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from transformer.dense import Dense
 from transformer.dropout import Dropout, sublayer_dropout_rates
 from transformer.embedding import TokenEmbedding
 from transformer.layers import DecoderLayer, EncoderLayer
@@ -127,7 +128,7 @@ class Transformer(keras.Model):
         self.output_projection = (
             None
             if shared_embeddings != "none"
-            else keras.layers.Dense(target_vocab_size, dtype=policy, name="output_projection")
+            else Dense(target_vocab_size, dtype=policy, name="output_projection")
         )
         self.embedding_dropout = Dropout(dropout, dtype=policy)
         layer_args = dict(

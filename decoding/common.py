@@ -91,7 +91,7 @@ def start_search(
     return source_ids, limits, buffer_length, cache
 
 
-def growing_cache_shapes(self_cache_shapes, rows_change: bool = False):
+def growing_cache_shapes(self_cache_shapes: list, rows_change: bool = False) -> list:
     """``tf.while_loop`` shape invariants of a growing self-attention cache (a nest of
     ``(rows, heads, positions, depth)`` shapes): the positions grow every step, and with
     ``rows_change`` the rows change too (sentences leave a beam search)."""
@@ -121,8 +121,8 @@ def top_k_allowed(
     scores: tf.Tensor, k: int, forbidden_ids: list[int]
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Each row's ``k`` best allowed tokens of vocabulary-major ``(vocab_size, rows)`` scores:
-    ``tf.math.top_k(tf.transpose(forbid_tokens(scores, forbidden_ids)), k)``, 3-4x faster on a
-    CPU.
+    ``tf.math.top_k(tf.transpose(forbid_tokens(scores, forbidden_ids)), k)`` without a top-k
+    over every score (about 2.5x cheaper at 256 rows on a CPU).
 
     One pass over the scores finds each block of vocabulary's best score; the ``k`` best allowed
     tokens lie in the ``k + len(forbidden_ids)`` best blocks (each better block holds a better

@@ -4,8 +4,9 @@ It tokenizes as our models do (the export's own SentencePiece model, sources tru
 work directory's length, ``</s>`` appended by CTranslate2), never generates ``<pad>`` or ``<s>``
 (as our searches), and gives every sentence the output length limit of ours
 (``decoding.common.output_length_limit``). CTranslate2 takes one limit per batch, so a batch is
-decoded with its largest limit and the few sentences whose output passed their own limit are
-decoded again alone, with theirs.
+decoded with its largest limit and the sentences whose output passed their own limit are decoded
+again with theirs, those of one limit together (an untrained model's outputs all run to the limit:
+one search per sentence made choosing its length penalty take minutes).
 
 Length penalties differ: CTranslate2 divides a hypothesis' log-probability by
 ``length ** length_penalty``, GNMT (our beam search) by ``((5 + length) / 6) ** alpha``. Only
@@ -20,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import os
 from collections.abc import Sequence
 
@@ -118,9 +120,14 @@ class CTranslate2Translator:
         ]
         limits = [output_length_limit(len(pieces) + 1, self.options) for pieces in sources]
         outputs = self._search(sources, max(limits, default=1))
-        for index, (source, limit) in enumerate(zip(sources, limits, strict=True)):
-            if len(outputs[index]) > limit:  # more tokens than this sentence may have
-                outputs[index] = self._search([source], limit)[0]
+        too_long = collections.defaultdict(list)  # limit -> the sentences that passed it
+        for index, limit in enumerate(limits):
+            if len(outputs[index]) > limit:
+                too_long[limit].append(index)
+        for limit, indices in too_long.items():
+            again = self._search([sources[index] for index in indices], limit)
+            for index, output in zip(indices, again, strict=True):
+                outputs[index] = output
         return [self.tokenizer.decode([t for t in tokens if t != "</s>"]) for tokens in outputs]
 
     def _search(self, sources: list[list[str]], max_length: int) -> list[list[str]]:

@@ -1,5 +1,6 @@
 """Shared test set-up: quiet TensorFlow logs, repository root on sys.path, fixed seeds."""
 
+import gzip
 import os
 import sys
 from pathlib import Path
@@ -19,6 +20,15 @@ tf.config.set_logical_device_configuration(
     tf.config.list_physical_devices("CPU")[0],
     [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()],
 )
+
+
+def pytest_collection_modifyitems(items):
+    """Marks ``slow`` every test that needs ``tfds_dir`` (Multi30k prepared, and ``tiny_run``
+    trained on it once per session and test process: tens of seconds), so that
+    ``-m "not slow"`` leaves them out without a mark on each."""
+    for item in items:
+        if "tfds_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -44,6 +54,23 @@ def tfds_dir(tmp_path_factory, multi30k_dir) -> str:
     """One TFDS data directory for the whole session: Multi30k is prepared into it once."""
     os.environ["MULTI30K_DIR"] = multi30k_dir
     return str(tmp_path_factory.mktemp("tfds"))
+
+
+SMALL_CORPUS_PAIRS = {"train": ("train", 2000), "validation": ("val", 20)}
+
+
+@pytest.fixture(scope="session")
+def small_corpus(multi30k_dir, tmp_path_factory) -> str:
+    """A ``text:DIR`` corpus directory: the first 2,000 training and 20 validation sentences of
+    Multi30k in de, en, fr and cs (``train.de``, ``validation.fr``, ...). The trainer's data
+    where Multi30k itself is not under test: ``f"text:{small_corpus}:de-en"``."""
+    directory = tmp_path_factory.mktemp("small-corpus")
+    for split, (raw_split, count) in SMALL_CORPUS_PAIRS.items():
+        for lang in ("de", "en", "fr", "cs"):
+            raw = gzip.decompress(Path(multi30k_dir, f"{raw_split}.{lang}.gz").read_bytes())
+            lines = raw.decode("utf-8").split("\n")[:count]
+            Path(directory, f"{split}.{lang}").write_text("".join(f"{line}\n" for line in lines))
+    return str(directory)
 
 
 @pytest.fixture(scope="session")

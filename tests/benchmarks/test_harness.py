@@ -82,6 +82,7 @@ def test_run_peer_parses_result_lines_and_says_why_a_peer_cannot_run(tmp_path, m
     assert "cannot run here" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_decode_throughput_runs_on_the_tiny_shape():
     """One benchmark end to end (a few seconds): it follows the decoding API and prints the run."""
     script = harness.REPO_ROOT / "benchmarks" / "decode_throughput.py"

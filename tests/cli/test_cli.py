@@ -1,18 +1,16 @@
 """The scripts' errors: one line saying what happened and what to do, the traceback on request."""
 
 import errno
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import tensorflow as tf
 
 import cli
+from tests.script_runner import run_in_process
 from training.checkpoints import UnreadableCheckpointError
 from training.trainer import TrainingError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 FULL = "/w/checkpoints/ckpt-30_temp/part-00000-of-00001.data-00000; No space left on device"
 
 
@@ -55,13 +53,7 @@ def test_run_main_exits_with_the_line_and_shows_the_traceback_only_when_asked(
 
 
 def test_a_config_file_that_does_not_exist_is_one_line(tmp_path):
-    completed = subprocess.run(
-        [sys.executable, "train.py", "--config=configs/nope.py", f"--workdir={tmp_path}"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    completed = run_in_process("train.py", "--config=configs/nope.py", f"--workdir={tmp_path}")
     assert completed.returncode == 1
     assert completed.stderr.splitlines()[-1] == (
         "error: The config file configs/nope.py does not exist; give one of configs/*.py "

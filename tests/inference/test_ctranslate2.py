@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shutil
 
 import ctranslate2
 import keras
@@ -17,7 +19,7 @@ from decoding.translator import encode_sources
 from inference.ctranslate2_export import ExportError, export_ctranslate2
 from inference.ctranslate2_translator import CTranslate2Translator, choose_length_penalty
 from inference.evaluation import read_split
-from tests.inference.test_scripts import run_script
+from tests.script_runner import run_in_process
 from transformer import Transformer
 
 ARCHITECTURES = {
@@ -29,7 +31,7 @@ ARCHITECTURES = {
     "three embedding matrices": dict(norm_first=False, shared_embeddings="none"),
 }
 SENTENCES = ["Ein Hund rennt.", "Zwei Männer spielen Fußball auf einer grünen Wiese.", "Ja", ""]
-COPY_TRAINING_STEPS = 800
+COPY_TRAINING_STEPS = 250
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +97,7 @@ def copy_model(tokenizer) -> Transformer:
         dropout=0.0,
         norm_first=True,
     )
-    optimizer = keras.optimizers.Adam(3e-3)
+    optimizer = keras.optimizers.Adam(5e-3)
     rng = np.random.default_rng(0)
 
     @tf.function
@@ -136,6 +138,20 @@ def validation_sentences(tokenizer, tfds_dir) -> list[str]:
     ]
 
 
+@pytest.fixture(scope="module")
+def copy_translators(copy_model, tokenizer, validation_sentences):
+    """``beam_size -> (our translator, its translations of validation_sentences)``, each
+    computed once, with length penalty 0 (the one value both penalties share)."""
+    translators = {}
+    for beam_size in (1, 4):
+        options = SearchOptions(beam_size=beam_size, length_penalty=0.0)
+        translator = ModelTranslator(copy_model, tokenizer, options, max_source_length=48)
+        translators[beam_size] = translator, translator.translate(
+            validation_sentences, progress=False
+        )
+    return translators
+
+
 @pytest.mark.parametrize(
     ("beam_size", "quantization", "at_least"),
     [
@@ -146,12 +162,10 @@ def validation_sentences(tokenizer, tfds_dir) -> list[str]:
     ],
 )
 def test_translations_equal_ours(
-    beam_size, quantization, at_least, copy_model, tokenizer, validation_sentences, tmp_path
+    beam_size, quantization, at_least, copy_translators, validation_sentences, tmp_path
 ):
-    """Token for token, with length penalty 0 (the one value both penalties share)."""
-    options = SearchOptions(beam_size=beam_size, length_penalty=0.0)
-    translator = ModelTranslator(copy_model, tokenizer, options, max_source_length=48)
-    ours = translator.translate(validation_sentences, progress=False)
+    """Token for token."""
+    translator, ours = copy_translators[beam_size]
     path = export_ctranslate2(translator, str(tmp_path / "ct2"), quantization)
     theirs = CTranslate2Translator(path).translate(validation_sentences, progress=False)
     equal = np.mean([a == b for a, b in zip(ours, theirs, strict=True)])
@@ -209,11 +223,29 @@ def test_a_failed_export_keeps_the_previous_one(tokenizer, tmp_path, monkeypatch
     assert sorted(os.listdir(tmp_path)) == ["ct2"]  # no staging directory left behind
 
 
-def test_export_and_translate_scripts(tiny_run, tmp_path):
-    workdir, export = tiny_run[0], str(tmp_path / "ct2_int8")
-    completed = run_script(
+@pytest.fixture
+def small_validation_workdir(tiny_run, small_corpus, tmp_path) -> str:
+    """A copy of the tiny run whose config names ``small_corpus``: 20 validation sentences."""
+    workdir = tmp_path / "run"
+    shutil.copytree(tiny_run[0], workdir, ignore=shutil.ignore_patterns("eval", "saved_model*"))
+    config = json.loads((workdir / "config.json").read_text())
+    config["data"]["name"] = f"text:{small_corpus}:de-en"
+    (workdir / "config.json").write_text(json.dumps(config))
+    return str(workdir)
+
+
+def test_export_and_translate_scripts(small_validation_workdir, tmp_path, monkeypatch):
+    # CTranslate2 on one thread: a model this small spends two threads' time keeping them in
+    # step (20x slower, measured), and the tiny model's outputs all run to their length limit.
+    monkeypatch.setattr(
+        CTranslate2Translator,
+        "__init__",
+        functools.partialmethod(CTranslate2Translator.__init__, threads=1),
+    )
+    export = str(tmp_path / "ct2_int8")
+    completed = run_in_process(
         "export.py",
-        f"--workdir={workdir}",
+        f"--workdir={small_validation_workdir}",
         "--checkpoint=latest",
         "--format=ctranslate2",
         "--quantization=int8",
@@ -221,11 +253,12 @@ def test_export_and_translate_scripts(tiny_run, tmp_path):
         f"--output={export}",
     )
     assert completed.returncode == 0, completed.stderr
+    assert "Choosing the length penalty on validation (20 sentences):" in completed.stdout
     assert "length penalty 0.0:" in completed.stdout  # chosen on the validation split
     assert decoding_settings(export)["beam_size"] == 2
     inputs = tmp_path / "in.txt"
     inputs.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
-    translated = run_script("translate.py", f"--ctranslate2={export}", f"--input={inputs}")
+    translated = run_in_process("translate.py", f"--ctranslate2={export}", f"--input={inputs}")
     assert translated.returncode == 0, translated.stderr
     expected = CTranslate2Translator(export).translate(SENTENCES, progress=False)
     assert translated.stdout.splitlines() == expected
@@ -241,7 +274,7 @@ def test_export_and_translate_scripts(tiny_run, tmp_path):
 )
 def test_script_errors_are_one_line(arguments, message, tiny_run):
     arguments = [argument.replace("=W", f"={tiny_run[0]}") for argument in arguments]
-    completed = run_script(*arguments)
+    completed = run_in_process(*arguments)
     assert completed.returncode != 0
     assert completed.stderr.strip().splitlines()[-1].startswith("error: ")
     assert message in completed.stderr

@@ -1,4 +1,9 @@
-"""evaluate.py, export.py and translate.py on the tiny trained work directory."""
+"""evaluate.py, export.py and translate.py on the tiny trained work directory.
+
+Each script runs once or twice as a program (a subprocess); the rest of its behaviour is tested
+in this process (``tests.script_runner.run_in_process``), which is the same code without a second
+TensorFlow start.
+"""
 
 from __future__ import annotations
 
@@ -15,21 +20,10 @@ from pathlib import Path
 import pytest
 
 from inference.multi30k_bleu import LABEL, moses_preprocess
+from tests.script_runner import REPO_ROOT, run_in_process, run_script
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 PYTHON_BIN = Path(sys.executable).parent
 BAD_INPUTS = ["", "   ", "x" * 5000, "\x00\x07 control", "日本語 😀 テスト", "Ein Hund rennt."]
-
-
-def run_script(*args: str, stdin: str | None = None, timeout: int = 300):
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=REPO_ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +32,16 @@ def workdir(tiny_run) -> str:
 
 
 @pytest.fixture(scope="module")
-def saved_model(workdir) -> str:
-    completed = run_script("export.py", f"--workdir={workdir}", f"--output={workdir}/saved_model")
+def xla_saved_model(workdir, tmp_path_factory) -> str:
+    """export.py as a program, with the search compiled by XLA (``tiny_saved_model``, the same
+    checkpoint, has the graph search)."""
+    output = str(tmp_path_factory.mktemp("xla") / "saved_model")
+    completed = run_script(
+        "export.py", f"--workdir={workdir}", f"--output={output}", "--jit_compile"
+    )
     assert completed.returncode == 0, completed.stderr
-    return f"{workdir}/saved_model"
+    assert f"Translate with it:  python translate.py --saved_model={output}" in completed.stdout
+    return output
 
 
 @pytest.fixture(scope="module")
@@ -117,18 +117,21 @@ def test_evaluate_prints_the_papers_bleu_of_the_data_sets_own_file(
     assert f"{LABEL}: {bleu_line(tokenized_bleu)}" in evaluated.splitlines()
 
 
-def serve_in_a_fresh_process(saved_model: str) -> list[str]:
-    """Translates BAD_INPUTS (and invalid UTF-8) with the SavedModel in a process that imports
+def serve_in_a_fresh_process(*saved_models: str) -> list[list[str]]:
+    """Translates BAD_INPUTS (and invalid UTF-8) with each SavedModel in a process that imports
     only tensorflow and tensorflow_text, in bounded time."""
     program = textwrap.dedent(f"""
-        import sys, tensorflow as tf, tensorflow_text
-        serve = tf.saved_model.load({saved_model!r}).signatures["serving_default"]
+        import json, sys, tensorflow as tf, tensorflow_text
         text = tf.constant({BAD_INPUTS!r} + [b"\\xff\\xfe invalid utf-8"])
-        out = serve(text=text)["translation"]
-        assert out.shape == (text.shape[0],), out.shape
+        translations = []
+        for path in {list(saved_models)!r}:
+            serve = tf.saved_model.load(path).signatures["serving_default"]
+            out = serve(text=text)["translation"]
+            assert out.shape == (text.shape[0],), out.shape
+            translations.append([t.decode("utf-8", "replace") for t in out.numpy()[:-1]])
         assert not [m for m in sys.modules if m.split(".")[0] in
                     ("transformer", "data_pipeline", "decoding", "training", "inference")]
-        print("\\n".join(t.decode("utf-8", "replace") for t in out.numpy()[:-1]))
+        print(json.dumps(translations))
     """)
     started = time.perf_counter()
     completed = subprocess.run(
@@ -136,45 +139,43 @@ def serve_in_a_fresh_process(saved_model: str) -> list[str]:
     )
     assert completed.returncode == 0, completed.stderr
     assert time.perf_counter() - started < 120  # bounded, even for a 5,000-character line
-    return completed.stdout.splitlines()
+    return json.loads(completed.stdout)
 
 
-def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(saved_model, workdir):
-    saved_model_translations = serve_in_a_fresh_process(saved_model)
+@pytest.fixture(scope="module")
+def served_translations(tiny_saved_model, xla_saved_model) -> dict[str, list[str]]:
+    """BAD_INPUTS translated in a fresh process by the SavedModel with each search."""
+    graph, xla = serve_in_a_fresh_process(tiny_saved_model, xla_saved_model)
+    return {"graph": graph, "xla": xla}
 
+
+def test_saved_models_with_and_without_the_xla_compiled_search_serve_the_same(
+    served_translations,
+):
+    assert served_translations["xla"] == served_translations["graph"]
+
+
+def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(
+    served_translations, tiny_saved_model, workdir
+):
     # translate.py on the same checkpoint, and on the SavedModel: the same translations, and a
     # warning that the 5,000-character line (sentence 3) is truncated.
-    for model_flag in (f"--workdir={workdir}", f"--saved_model={saved_model}"):
-        completed = run_script(
-            "translate.py",
-            model_flag,
-            "--input=-",
-            stdin="".join(line + "\n" for line in BAD_INPUTS),
-        )
+    stdin = "".join(f"{line}\n" for line in BAD_INPUTS)
+    for model_flag in (f"--workdir={workdir}", f"--saved_model={tiny_saved_model}"):
+        completed = run_in_process("translate.py", model_flag, "--input=-", stdin=stdin)
         assert completed.returncode == 0, completed.stderr
-        assert completed.stdout.splitlines() == saved_model_translations
+        assert completed.stdout.splitlines() == served_translations["graph"]
         assert completed.stderr.count("warning: sentence") == 1
         assert "warning: sentence 3 has" in completed.stderr
 
 
-def test_saved_models_with_and_without_the_xla_compiled_search_serve_the_same(
-    saved_model, workdir
-):
-    output = f"{workdir}/saved_model_no_xla"
-    completed = run_script(
-        "export.py", f"--workdir={workdir}", f"--output={output}", "--nojit_compile"
-    )
-    assert completed.returncode == 0, completed.stderr
-    assert serve_in_a_fresh_process(output) == serve_in_a_fresh_process(saved_model)
-
-
-def test_saved_model_cli_lists_the_signature(saved_model):
+def test_saved_model_cli_lists_the_signature(tiny_saved_model):
     completed = subprocess.run(
         [
             str(PYTHON_BIN / "saved_model_cli"),
             "show",
             "--dir",
-            saved_model,
+            tiny_saved_model,
             "--tag_set",
             "serve",
             "--signature_def",
@@ -189,29 +190,29 @@ def test_saved_model_cli_lists_the_signature(saved_model):
     assert "DT_STRING" in completed.stdout
 
 
-def test_translate_files_keep_order_and_saved_model_matches(workdir, saved_model, tmp_path):
+def test_translate_files_keep_order_and_saved_model_matches(workdir, tiny_saved_model, tmp_path):
     source = tmp_path / "in.txt"
     source.write_bytes("Ein Hund rennt.\n\nZwei Männer spielen.\n".encode() + b"\xff bad\n")
     outputs = {}
     for name, flag in (
         ("workdir", f"--workdir={workdir}"),
-        ("saved_model", f"--saved_model={saved_model}"),
+        ("saved_model", f"--saved_model={tiny_saved_model}"),
     ):
         target = tmp_path / f"{name}.txt"
-        completed = run_script("translate.py", flag, f"--input={source}", f"--output={target}")
+        completed = run_in_process("translate.py", flag, f"--input={source}", f"--output={target}")
         assert completed.returncode == 0, completed.stderr
         outputs[name] = target.read_text().splitlines()
     assert len(outputs["workdir"]) == 4
     assert outputs["workdir"] == outputs["saved_model"]
-    alone = run_script(
+    alone = run_in_process(
         "translate.py", f"--workdir={workdir}", "--input=-", stdin="Zwei Männer spielen.\n"
     )
     assert alone.stdout.splitlines() == [outputs["workdir"][2]]  # same alone as in a batch
 
 
-def test_interactive_translate_exits_cleanly_on_eof_and_ctrl_c(workdir, tmp_path):
+def test_interactive_translate_plots_and_exits_cleanly_on_eof(workdir, tmp_path):
     plot = tmp_path / "attention.png"
-    completed = run_script(
+    completed = run_in_process(
         "translate.py",
         f"--workdir={workdir}",
         f"--plot_attention={plot}",
@@ -219,6 +220,9 @@ def test_interactive_translate_exits_cleanly_on_eof_and_ctrl_c(workdir, tmp_path
     )
     assert completed.returncode == 0 and "Traceback" not in completed.stderr
     assert completed.stdout.startswith("> ") and plot.stat().st_size > 1000
+
+
+def test_interactive_translate_exits_cleanly_on_ctrl_c(workdir):
     process = subprocess.Popen(
         [sys.executable, "translate.py", f"--workdir={workdir}"],
         cwd=REPO_ROOT,
@@ -236,20 +240,20 @@ def test_interactive_translate_exits_cleanly_on_eof_and_ctrl_c(workdir, tmp_path
 
 
 def test_bad_workdir_is_a_clear_error(tmp_path):
-    completed = run_script("translate.py", f"--workdir={tmp_path}", "--input=-", stdin="x\n")
+    completed = run_in_process("translate.py", f"--workdir={tmp_path}", "--input=-", stdin="x\n")
     assert completed.returncode != 0
     assert "is not a training work directory" in completed.stderr
     assert "Traceback" not in completed.stderr
     assert os.listdir(tmp_path) == []
 
 
-def test_ensemble_errors_are_one_line(workdir, saved_model, workdir_with_another_tokenizer):
+def test_ensemble_errors_are_one_line(workdir, tiny_saved_model, workdir_with_another_tokenizer):
     ensemble = f"--ensemble={workdir}"
     for args, message in [
         ([f"--workdir={workdir}", f"--ensemble={workdir_with_another_tokenizer}"], "differs"),
-        ([f"--saved_model={saved_model}", ensemble], "--ensemble needs --workdir"),
+        ([f"--saved_model={tiny_saved_model}", ensemble], "--ensemble needs --workdir"),
         ([f"--workdir={workdir}", ensemble, "--plot_attention=a.png"], "drop --ensemble"),
     ]:
-        completed = run_script("translate.py", *args, "--input=-", stdin="Ein Hund.\n")
+        completed = run_in_process("translate.py", *args, "--input=-", stdin="Ein Hund.\n")
         assert completed.returncode != 0 and message in completed.stderr, completed.stderr
         assert "Traceback" not in completed.stderr

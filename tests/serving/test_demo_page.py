@@ -26,6 +26,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SENTENCE = "Ein Mann mit einem roten Hut spielt auf der Straße Gitarre."
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # the tiny model's server, in Chromium
 
 
 @pytest.fixture(scope="module")

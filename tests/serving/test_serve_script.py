@@ -6,14 +6,11 @@ import asyncio
 import concurrent.futures
 import signal
 import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx2
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.script_runner import run_in_process
 
 
 def test_row_columnar_status_metadata_and_every_bad_input_then_it_still_answers(
@@ -135,16 +132,6 @@ def test_busy_model_does_not_block_the_server_and_sigterm_finishes_requests_in_f
         assert answer.json() == {"predictions": translate_directly(tiny_served, sentences)}
 
 
-def run_serve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "serve.py", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_bad_command_lines_and_missing_models_are_one_line_errors(tmp_path, shout_saved_model):
     # (Bad model names and two models under one name: tests/serving/test_registry.py.)
     with socket.create_server(("127.0.0.1", 0)) as taken:
@@ -161,7 +148,7 @@ def test_bad_command_lines_and_missing_models_are_one_line_errors(tmp_path, shou
             ([f"--saved_model={tmp_path}/none", "--port=0"], f"No SavedModel in {tmp_path}/none"),
         ]
         for args, message in cases:
-            completed = run_serve(*args)
+            completed = run_in_process("serve.py", *args)
             last_line = completed.stderr.strip().splitlines()[-1]
             assert completed.returncode == 1, (args, completed.stderr)
             assert last_line.startswith("error: ") and message in last_line, (args, last_line)

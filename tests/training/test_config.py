@@ -1,13 +1,8 @@
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from configs import base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_de_en_base
+from tests.script_runner import REPO_ROOT, run_in_process
 from training.config import RETIRED_OPTIONS, ConfigError, config_file_problem, validate
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -84,18 +79,8 @@ def test_bad_values_are_errors_naming_the_key(key, value, message):
     ],
 )
 def test_train_py_stops_at_start_up_with_a_message_naming_the_key(tmp_path, override, message):
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "train.py",
-            "--config=configs/tiny.py",
-            override,
-            f"--workdir={tmp_path / 'run'}",
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    completed = run_in_process(
+        "train.py", "--config=configs/tiny.py", override, f"--workdir={tmp_path / 'run'}"
     )
     assert completed.returncode != 0
     assert message in completed.stderr

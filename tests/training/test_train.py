@@ -1,5 +1,9 @@
 """End-to-end training of configs/tiny.py: loss falls, kill -9, a full disk or a truncated
-checkpoint and resume, distribution."""
+checkpoint and resume, distribution.
+
+Only the first test trains on Multi30k (the shared ``tiny_run``); the others train the tiny model
+on ``small_corpus`` (2,000 pairs of it as text files), which sets up in a fraction of the time.
+"""
 
 from __future__ import annotations
 
@@ -30,14 +34,18 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def tiny_tokenizer(tiny_run) -> str:
-    """spm.model of configs/tiny.py; copied into new work dirs to save its training time."""
-    return os.path.join(tiny_run[0], "spm.model")
+def tiny_tokenizer(small_corpus, tmp_path_factory) -> str:
+    """spm.model of configs/tiny.py on ``small_corpus``; copied into new work dirs to save its
+    training time."""
+    directory = str(tmp_path_factory.mktemp("tokenizer"))
+    training_data.load_data(tiny_config(small_corpus), directory, [])
+    return os.path.join(directory, "spm.model")
 
 
-def tiny_config(tfds_dir: str, **train_overrides):
+def tiny_config(small_corpus: str, **train_overrides):
+    """configs/tiny.py on ``small_corpus``'s German-English pairs, with ``train_overrides``."""
     config = tiny.get_config()
-    config.data.data_dir = tfds_dir
+    config.data.name = f"text:{small_corpus}:de-en"
     for key, value in train_overrides.items():
         config.train[key] = value
     return config
@@ -52,7 +60,8 @@ def new_workdir(tmp_path: Path, tokenizer_file: str, name: str = "run") -> str:
 
 def test_tiny_config_trains_and_loss_falls(tiny_run, tfds_dir, capsys):
     workdir, result = tiny_run
-    config = tiny_config(tfds_dir)
+    config = tiny.get_config()
+    config.data.data_dir = tfds_dir
     assert result.step == config.train.steps
     first_loss, last_loss = result.train_losses[0][1], result.train_losses[-1][1]
     assert last_loss < 0.75 * first_loss, result.train_losses
@@ -71,14 +80,14 @@ def test_tiny_config_trains_and_loss_falls(tiny_run, tfds_dir, capsys):
     assert f"Training already finished: step 60 of 60 in {workdir}" in capsys.readouterr().out
 
 
-def run_train_py(workdir: str, tfds_dir: str, *overrides: str, **popen) -> subprocess.Popen:
+def run_train_py(workdir: str, small_corpus: str, *overrides: str, **popen) -> subprocess.Popen:
     command = [
         sys.executable,
         "-u",
         "train.py",
         "--config=configs/tiny.py",
         f"--workdir={workdir}",
-        f"--config.data.data_dir={tfds_dir}",
+        f"--config.data.name=text:{small_corpus}:de-en",
         *overrides,
     ]
     return subprocess.Popen(
@@ -92,72 +101,76 @@ def latest_step(workdir: str) -> int:
 
 
 def test_killed_run_resumes_from_the_last_complete_checkpoint(
-    tfds_dir, tiny_tokenizer, tmp_path, monkeypatch, capsys, full_disk
+    small_corpus, tiny_tokenizer, tmp_path, monkeypatch, capsys, full_disk
 ):
     workdir = new_workdir(tmp_path, tiny_tokenizer)
+    # 2,000 pairs make ~45 batches: the 60 steps cross an epoch (reshuffled) after the kill.
     overrides = (
-        "--config.train.steps=80",
-        "--config.train.checkpoint_every=10",
+        "--config.train.steps=60",
+        "--config.train.checkpoint_every=5",
         "--config.train.eval_every=1000",
     )
-    process = run_train_py(workdir, tfds_dir, *overrides)
+    process = run_train_py(workdir, small_corpus, *overrides)
     deadline = time.time() + 240
-    while latest_step(workdir) < 30 and process.poll() is None and time.time() < deadline:
+    while latest_step(workdir) < 15 and process.poll() is None and time.time() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.communicate()
     saved = latest_step(workdir)
-    assert 30 <= saved < 80, "the run should have been killed mid-way"
+    assert 15 <= saved < 60, "the run should have been killed mid-way"
     # A checkpoint whose write was cut off: files exist, but the state file does not name it.
     for suffix in (".index", ".data-00000-of-00001"):
-        Path(workdir, "checkpoints", f"ckpt-{saved + 10}{suffix}").write_bytes(b"\0half")
+        Path(workdir, "checkpoints", f"ckpt-{saved + 5}{suffix}").write_bytes(b"\0half")
 
-    output, _ = run_train_py(workdir, tfds_dir, *overrides).communicate(timeout=300)
+    # The rerun (here in-process: train.py runs nothing but trainer.train) resumes from it.
+    config = tiny_config(small_corpus, steps=60, checkpoint_every=5, eval_every=1000)
+    capsys.readouterr()
+    assert trainer.train(config, workdir).step == 60
+    output = capsys.readouterr().out
     assert f"Resuming from checkpoint {workdir}/checkpoints/ckpt-{saved} at step {saved}." in (
         output
     ), output
-    assert latest_step(workdir) == 80
+    assert latest_step(workdir) == 60
 
-    # The disk fills up while checkpoint 30 is written: one line, and after space is freed
-    # the rerun resumes from checkpoint 20.
-    config = tiny_config(tfds_dir, steps=80, checkpoint_every=10, eval_every=1000)
+    # The disk fills up while checkpoint 15 is written: one line, and after space is freed
+    # the rerun resumes from checkpoint 10.
     full = new_workdir(tmp_path, tiny_tokenizer, "full")
-    checkpoint_30 = os.path.join(full, "checkpoints", "ckpt-30")
+    checkpoint_15 = os.path.join(full, "checkpoints", "ckpt-15")
     real_save = tf.train.CheckpointManager.save
 
     def save(manager, checkpoint_number=None, **kwargs):
-        if checkpoint_number == 30:
-            full_disk(checkpoint_30)()
+        if checkpoint_number == 15:
+            full_disk(checkpoint_15)()
         return real_save(manager, checkpoint_number, **kwargs)
 
     monkeypatch.setattr(tf.train.CheckpointManager, "save", save)
     with pytest.raises(StorageError) as raised:
         trainer.train(config, full)
     assert str(raised.value) == (
-        f"No space left on the device while writing {checkpoint_30}; the last complete "
-        f"checkpoint, {full}/checkpoints/ckpt-20, is intact and a rerun resumes from it. Free "
+        f"No space left on the device while writing {checkpoint_15}; the last complete "
+        f"checkpoint, {full}/checkpoints/ckpt-10, is intact and a rerun resumes from it. Free "
         "some space there, then rerun the same command."
     )
-    assert latest_step(full) == 20 and not Path(f"{checkpoint_30}_temp").exists()
+    assert latest_step(full) == 10 and not Path(f"{checkpoint_15}_temp").exists()
     monkeypatch.undo()
     capsys.readouterr()
-    assert trainer.train(config, full).step == 80
-    assert f"Resuming from checkpoint {full}/checkpoints/ckpt-20 at step 20." in (
+    assert trainer.train(config, full).step == 60
+    assert f"Resuming from checkpoint {full}/checkpoints/ckpt-10 at step 10." in (
         capsys.readouterr().out
     )
 
     # Both resumed runs are the uninterrupted run: same data position, step and learning rate.
     reference = new_workdir(tmp_path, tiny_tokenizer, "reference")
     trainer.train(config, reference)
-    reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-80"))
+    reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-60"))
     names = [
         name
-        for name, _ in tf.train.list_variables(os.path.join(reference, "checkpoints", "ckpt-80"))
+        for name, _ in tf.train.list_variables(os.path.join(reference, "checkpoints", "ckpt-60"))
         if name.startswith("model/") or "iterations" in name or "learning_rate" in name
     ]
     assert any("iterations" in name for name in names)
     for resumed in (workdir, full):
-        resumed_weights = tf.train.load_checkpoint(os.path.join(resumed, "checkpoints", "ckpt-80"))
+        resumed_weights = tf.train.load_checkpoint(os.path.join(resumed, "checkpoints", "ckpt-60"))
         for name in names:
             np.testing.assert_allclose(
                 resumed_weights.get_tensor(name),
@@ -172,9 +185,9 @@ def truncate(path: Path, size: int = 0) -> None:
 
 
 def test_refused_writes_name_their_file_and_a_truncated_checkpoint_is_skipped(
-    tfds_dir, tiny_tokenizer, tmp_path, monkeypatch, caplog, capsys, full_disk
+    small_corpus, tiny_tokenizer, tmp_path, monkeypatch, caplog, capsys, full_disk
 ):
-    config = tiny_config(tfds_dir, steps=2, checkpoint_every=1, log_every=1, eval_every=1000)
+    config = tiny_config(small_corpus, steps=2, checkpoint_every=1, log_every=1, eval_every=1000)
     config.train.eval_max_sentences = 2
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     run = trainer._Trainer(config, workdir)
@@ -231,7 +244,7 @@ def test_refused_writes_name_their_file_and_a_truncated_checkpoint_is_skipped(
 
 
 def test_a_work_directory_that_cannot_be_written_stops_the_run_at_once(
-    tfds_dir, tmp_path, monkeypatch
+    small_corpus, tmp_path, monkeypatch
 ):
     def read_only(dir, prefix):
         raise OSError(errno.EROFS, "Read-only file system", os.path.join(dir, prefix + "x1"))
@@ -239,7 +252,7 @@ def test_a_work_directory_that_cannot_be_written_stops_the_run_at_once(
     workdir = tmp_path / "run"
     monkeypatch.setattr(tempfile, "mkstemp", read_only)
     with pytest.raises(StorageError) as raised:
-        trainer.train(tiny_config(tfds_dir), str(workdir))
+        trainer.train(tiny_config(small_corpus), str(workdir))
     assert str(raised.value) == (
         f"The file system is read-only while writing {workdir}/config.json; no checkpoint was "
         "written yet, so a rerun starts from the beginning. Make it writable or choose another "
@@ -248,12 +261,12 @@ def test_a_work_directory_that_cannot_be_written_stops_the_run_at_once(
     assert os.listdir(workdir) == []  # before any data or model work
 
 
-def test_mirrored_two_devices_matches_one_device(tfds_dir, tiny_tokenizer, tmp_path):
+def test_mirrored_two_devices_matches_one_device(small_corpus, tiny_tokenizer, tmp_path):
     assert len(tf.config.list_logical_devices("CPU")) == 2  # set up in tests/conftest.py
     losses = {}
     for distribution in ("default", "mirrored"):
         config = tiny_config(
-            tfds_dir, steps=6, log_every=1, eval_every=1000, distribution=distribution
+            small_corpus, steps=6, log_every=1, eval_every=1000, distribution=distribution
         )
         result = trainer.train(config, new_workdir(tmp_path, tiny_tokenizer, distribution))
         losses[distribution] = [loss for _, loss in result.train_losses]
@@ -268,7 +281,7 @@ def free_port() -> int:
 
 
 def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
-    tfds_dir, tiny_tokenizer, tmp_path
+    small_corpus, tiny_tokenizer, tmp_path
 ):
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     workers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
@@ -279,7 +292,7 @@ def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
         processes.append(
             run_train_py(
                 workdir,
-                tfds_dir,
+                small_corpus,
                 "--config.train.distribution=multi_worker",
                 "--config.train.steps=4",
                 "--config.train.checkpoint_every=2",
@@ -302,9 +315,9 @@ def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
 
 
 def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
-    tfds_dir, tiny_tokenizer, tmp_path
+    small_corpus, tiny_tokenizer, tmp_path
 ):
-    config = tiny_config(tfds_dir, steps=30, checkpoint_every=10, eval_every=1000)
+    config = tiny_config(small_corpus, steps=30, checkpoint_every=10, eval_every=1000)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     run = trainer._Trainer(config, workdir)
     healthy_step = run.train_step
@@ -320,9 +333,9 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()
 
 
-def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path, caplog):
+def test_subword_sampling_trains_and_resumes(small_corpus, tiny_tokenizer, tmp_path, caplog):
     # Subword sampling builds a new epoch on every pass.
-    config = tiny_config(tfds_dir, steps=10, checkpoint_every=10, eval_every=1000)
+    config = tiny_config(small_corpus, steps=10, checkpoint_every=10, eval_every=1000)
     config.tokenizer.sampling_alpha = 0.3
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     assert trainer.train(config, workdir).step == 10
@@ -336,24 +349,26 @@ def test_subword_sampling_trains_and_resumes(tfds_dir, tiny_tokenizer, tmp_path,
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
 
 
-def test_extra_train_data_joins_the_training_pairs(tfds_dir, tiny_tokenizer):
-    config = tiny_config(tfds_dir)
-    config.data.extra_train_data = "multi30k/fr-en, multi30k/cs-en"
+def test_extra_train_data_joins_the_training_pairs(small_corpus, tiny_tokenizer):
+    config = tiny_config(small_corpus)
+    names = [f"text:{small_corpus}:{pair}" for pair in ("de-en", "fr-en", "cs-en")]
+    config.data.extra_train_data = f"{names[1]}, {names[2]}"
     pairs, _ = training_data.load_data(config, os.path.dirname(tiny_tokenizer), [])
     splits = {
         name: list(
-            data_pipeline.load_translation_splits(name, ["train"], tfds_dir)["train"]
+            data_pipeline.load_translation_splits(name, ["train"])["train"]
             .take(2)
             .as_numpy_iterator()
         )
-        for name in ("multi30k/de-en", "multi30k/fr-en", "multi30k/cs-en")
+        for name in names
     }
     joined = list(pairs["train"].as_numpy_iterator())
-    assert len(joined) == 3 * 29000
+    size = Path(small_corpus, "train.de").read_text().count("\n")
+    assert len(joined) == 3 * size
     # The configured pairs first, then each extra data set's, in the order named.
-    assert joined[:2] == splits["multi30k/de-en"]
-    assert joined[29000:29002] == splits["multi30k/fr-en"]
-    assert joined[58000:58002] == splits["multi30k/cs-en"]
+    assert joined[:2] == splits[names[0]]
+    assert joined[size : size + 2] == splits[names[1]]
+    assert joined[2 * size : 2 * size + 2] == splits[names[2]]
     assert (
         training_data.data_settings(config, 1)["data.extra_train_data"]
         == config.data.extra_train_data
@@ -361,9 +376,9 @@ def test_extra_train_data_joins_the_training_pairs(tfds_dir, tiny_tokenizer):
 
 
 def test_changed_data_settings_restart_the_data_on_resume(
-    tfds_dir, tiny_tokenizer, tmp_path, caplog
+    small_corpus, tiny_tokenizer, tmp_path, caplog
 ):
-    config = tiny_config(tfds_dir, steps=4, checkpoint_every=4, eval_every=1000)
+    config = tiny_config(small_corpus, steps=4, checkpoint_every=4, eval_every=1000)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     trainer.train(config, workdir)
     config.train.steps, config.data.max_length = 6, 40
@@ -376,8 +391,8 @@ def test_changed_data_settings_restart_the_data_on_resume(
     # A position saved by a version that did not record the settings is not restored either.
     position = os.path.join(workdir, "checkpoints", "data-worker0-6")
     tf.train.Checkpoint(iterator=iter(tf.data.Dataset.range(3))).write(position)
-    config.train.steps = 8
     caplog.clear()
+    run = trainer._Trainer(config, workdir)
     with caplog.at_level(logging.WARNING):
-        assert trainer.train(config, workdir).step == 8
-    assert "saved without its data settings" in caplog.text
+        run.restore()
+    assert run.step == 6 and "saved without its data settings" in caplog.text

@@ -14,4 +14,4 @@ fi
 export MULTI30K_DIR="${MULTI30K_DIR:-$root/../shared/data/multi30k}"
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 .venv/bin/ruff check .
-.venv/bin/python -m pytest -q -n 2 "$@"
+.venv/bin/python -m pytest -q -n 2 --dist worksteal "$@"

@@ -1,7 +1,11 @@
 """Shared test set-up: quiet TensorFlow logs, repository root on sys.path, fixed seeds."""
 
+import dataclasses
+import fcntl
 import gzip
+import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -75,14 +79,27 @@ def small_corpus(multi30k_dir, tmp_path_factory) -> str:
 
 @pytest.fixture(scope="session")
 def tiny_run(tfds_dir, tmp_path_factory):
-    """configs/tiny.py trained once (in-process): ``(workdir, TrainResult)``."""
+    """configs/tiny.py trained once per test run (in-process): ``(workdir, TrainResult)``.
+
+    The first test process (of pytest-xdist's) to need it trains it into the directory they all
+    share, under a lock; the others wait for it. Each process gets its own copy to work in."""
     from configs import tiny
     from training import trainer
 
-    config = tiny.get_config()
-    config.data.data_dir = tfds_dir
-    workdir = str(tmp_path_factory.mktemp("tiny-run"))
-    return workdir, trainer.train(config, workdir)
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    trained, result_file = shared / "tiny-run-trained", shared / "tiny-run-result.json"
+    with open(shared / "tiny-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result_file.exists():
+            config = tiny.get_config()
+            config.data.data_dir = tfds_dir
+            result = trainer.train(config, str(trained))
+            result_file.write_text(json.dumps(dataclasses.asdict(result)))
+    workdir = tmp_path_factory.mktemp("tiny-run")
+    shutil.copytree(trained, workdir, dirs_exist_ok=True)
+    return str(workdir), trainer.TrainResult(**json.loads(result_file.read_text()))
 
 
 @pytest.fixture

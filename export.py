@@ -14,13 +14,15 @@ import sys
 
 from absl import flags
 
-from cli import CTRANSLATE2_LENGTH_PENALTY_HELP, define_translator_flags, run_main
-from decoding import ModelTranslator
-from inference.ctranslate2_export import QUANTIZATIONS, export_ctranslate2, set_length_penalty
-from inference.ctranslate2_translator import choose_length_penalty
-from inference.evaluation import read_split
+from cli.ctranslate2_flags import CTRANSLATE2_LENGTH_PENALTY_HELP
+from cli.errors import run_main
+from cli.translator_flags import define_translator_flags
+from inference.ctranslate2_export import (
+    LENGTH_PENALTY_CANDIDATES,
+    QUANTIZATIONS,
+    export_with_length_penalty,
+)
 from inference.export import export_saved_model
-from inference.loading import load_config
 
 _TRANSLATOR = define_translator_flags()
 _OUTPUT = flags.DEFINE_string("output", None, "Directory to write.", required=True)
@@ -36,32 +38,9 @@ _QUANTIZATION = flags.DEFINE_enum(
 _CT2_LENGTH_PENALTY = flags.DEFINE_float(
     "ctranslate2_length_penalty",
     None,
-    f"{CTRANSLATE2_LENGTH_PENALTY_HELP} Default: the best of 0, 0.2, ..., 1.2 by BLEU on the "
-    "validation split.",
+    f"{CTRANSLATE2_LENGTH_PENALTY_HELP} Default: the best of "
+    f"{', '.join(map(str, LENGTH_PENALTY_CANDIDATES))} by BLEU on the validation split.",
 )
-
-
-def export_ctranslate2_model(translator: ModelTranslator, checkpoint: str) -> None:
-    """Exports to CTranslate2; without --ctranslate2_length_penalty chooses it on validation."""
-    quantization, penalty = _QUANTIZATION.value or "float32", _CT2_LENGTH_PENALTY.value
-    if penalty is None and translator.beam_size == 1:
-        penalty = 0.0  # greedy search has no length penalty
-    if penalty is None:  # the data is read before exporting: a missing data set fails fast
-        config = load_config(_TRANSLATOR.workdir.value)
-        split = config.data.validation_split
-        sources, references = read_split(config.data.name, split, config.data.data_dir or None)
-    path = export_ctranslate2(translator, _OUTPUT.value, quantization, penalty or 0.0)
-    if penalty is None:  # after exporting: the candidates are tried with the export itself
-        print(f"Choosing the length penalty on {split} ({len(sources)} sentences):")
-        penalty, scores = choose_length_penalty(path, sources, references)
-        for candidate, score in scores.items():
-            print(f"  length penalty {candidate:.1f}: BLEU {score:.2f}")
-        set_length_penalty(path, penalty)
-    print(
-        f"Exported {checkpoint} as CTranslate2 {quantization} (beam {translator.beam_size}, "
-        f"length penalty {penalty}) to {path}.\n"
-        f"Translate with it:  python translate.py --ctranslate2={path}"
-    )
 
 
 def main(argv: list[str]) -> None:
@@ -72,7 +51,23 @@ def main(argv: list[str]) -> None:
             sys.exit(f"error: --{given[0].name} needs --format=ctranslate2.")
     translator, checkpoint = _TRANSLATOR.load()
     if _FORMAT.value == "ctranslate2":
-        export_ctranslate2_model(translator, checkpoint)
+        quantization = _QUANTIZATION.value or "float32"
+        export = export_with_length_penalty(
+            translator,
+            _TRANSLATOR.workdir.value,
+            _OUTPUT.value,
+            quantization,
+            _CT2_LENGTH_PENALTY.value,
+        )
+        if export.scores:
+            print(f"The length penalty, chosen on {export.validation_split}:")
+        for candidate, score in export.scores.items():
+            print(f"  length penalty {candidate:.1f}: BLEU {score:.2f}")
+        print(
+            f"Exported {checkpoint} as CTranslate2 {quantization} (beam {translator.beam_size}, "
+            f"length penalty {export.length_penalty}) to {export.path}.\n"
+            f"Translate with it:  python translate.py --ctranslate2={export.path}"
+        )
         return
     path = export_saved_model(translator, _OUTPUT.value)
     print(

@@ -17,6 +17,12 @@ import sys
 
 from absl import app, flags
 
+import cli  # noqa: F401  (first: filters TensorFlow's start-up lines from stderr)
+
+# The flags' defaults. These two modules load without TensorFlow (see serving/__init__.py).
+from serving.batching import BatchingOptions
+from serving.limits import Limits
+
 _SAVED_MODEL = flags.DEFINE_list(
     "saved_model",
     None,
@@ -30,25 +36,33 @@ _PORT = flags.DEFINE_integer(
     "port", 8501, "Port (0: any free port).", lower_bound=0, upper_bound=65535
 )
 _ENABLE_BATCHING = flags.DEFINE_boolean(
-    "enable_batching", True, "Translate the sentences of concurrent requests together."
+    "enable_batching",
+    BatchingOptions.enabled,
+    "Translate the sentences of concurrent requests together.",
 )
 _MAX_BATCH_SIZE = flags.DEFINE_integer(
-    "max_batch_size", 64, "Most sentences in one batch.", lower_bound=1
+    "max_batch_size", BatchingOptions.max_batch_size, "Most sentences in one batch.", lower_bound=1
 )
 _BATCH_TIMEOUT_MICROS = flags.DEFINE_integer(
     "batch_timeout_micros",
-    2000,
+    BatchingOptions.batch_timeout_micros,
     "Longest wait for more sentences before a batch starts.",
     lower_bound=0,
 )
 _MAX_BODY_BYTES = flags.DEFINE_integer(
-    "max_body_bytes", 1 << 20, "Largest request body (413 over it).", lower_bound=1
+    "max_body_bytes", Limits.max_body_bytes, "Largest request body (413 over it).", lower_bound=1
 )
 _MAX_SENTENCES = flags.DEFINE_integer(
-    "max_sentences", 64, "Most sentences in one request (400 over it).", lower_bound=1
+    "max_sentences",
+    Limits.max_sentences,
+    "Most sentences in one request (400 over it).",
+    lower_bound=1,
 )
 _MAX_SENTENCE_CHARS = flags.DEFINE_integer(
-    "max_sentence_chars", 1000, "Longest sentence, in characters (400 over it).", lower_bound=1
+    "max_sentence_chars",
+    Limits.max_sentence_chars,
+    "Longest sentence, in characters (400 over it).",
+    lower_bound=1,
 )
 
 
@@ -69,14 +83,8 @@ def main(argv: list[str]) -> None:
     # Imported after the flags are checked: TensorFlow takes seconds to import.
     import uvicorn
 
-    from serving import (
-        BatchingOptions,
-        Limits,
-        ModelRegistry,
-        create_app,
-        load_model,
-        parse_model_specs,
-    )
+    from serving.app import create_app
+    from serving.registry import ModelRegistry, load_model, parse_model_specs
 
     try:
         specs = parse_model_specs(_SAVED_MODEL.value, _MODEL_NAME.value)

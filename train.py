@@ -7,8 +7,8 @@ resumes from the last complete checkpoint in ``--workdir``.
 from absl import flags
 from ml_collections import config_flags
 
-from cli import run_main
-from training.trainer import TrainingError, train
+from cli.errors import run_main
+from training.trainer import train
 
 _CONFIG = config_flags.DEFINE_config_file(
     "config", "configs/multi30k_de_en.py", "Configuration file (ml_collections)."
@@ -25,4 +25,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    run_main(main, TrainingError)
+    run_main(main)

@@ -14,9 +14,11 @@ import sys
 
 from absl import flags
 
-from cli import define_ctranslate2_flags, define_translator_flags, run_main
+from cli.ctranslate2_flags import define_ctranslate2_flags
+from cli.errors import run_main
+from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
-from decoding import Translator
+from decoding.protocol import Translator
 from inference.export import SavedModelTranslator
 
 _TRANSLATOR = define_translator_flags(workdir_required=False)

@@ -49,7 +49,9 @@ import sentencepiece
 import tensorflow as tf
 from absl import app, flags
 
-from decoding import SearchOptions, beam_search, greedy_search, reference_greedy_search
+from decoding.beam import beam_search
+from decoding.greedy import greedy_search, reference_greedy_search
+from decoding.options import SearchOptions
 
 _REPS = flags.DEFINE_integer("reps", 5, "Timed batches per line.")
 _JIT = flags.DEFINE_enum("jit", "both", ["both", "on", "off"], "XLA for the cached searches.")
@@ -134,11 +136,12 @@ def time_real_translations(
 def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, reps: int) -> None:
     """Our SavedModel (XLA and graph) against CTranslate2 float32 and int8 exports of the same
     checkpoint, all at the config's beam, on ``split``: latency, throughput, BLEU, ratios."""
-    from inference.ctranslate2_export import export_ctranslate2
-    from inference.ctranslate2_translator import CTranslate2Translator, choose_length_penalty
+    from inference.ctranslate2_export import choose_length_penalty, export_ctranslate2
+    from inference.ctranslate2_translator import CTranslate2Translator
     from inference.evaluation import read_split
     from inference.export import SavedModelTranslator, export_saved_model
-    from inference.loading import load_config, load_translator
+    from inference.loading import load_translator
+    from workdir.config import load_config
 
     config = load_config(workdir)
     data_dir = config.data.data_dir or None

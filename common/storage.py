@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 
 import tensorflow as tf
 
+from common.errors import UserError
+
 _FREE_SPACE = "Free some space there, then rerun the same command."
 _WRITABLE = "Make it writable or choose another directory, then rerun."
 # errno -> (what happened, what to do).
@@ -41,7 +43,7 @@ _PROBLEMS = {
 
 
 @dataclasses.dataclass(eq=False)
-class StorageError(Exception):
+class StorageError(UserError):
     """The file system refused a write; ``str()`` is the one line a script prints.
 
     Example:

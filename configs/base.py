@@ -16,12 +16,13 @@ def get_config() -> ml_collections.ConfigDict:
     config.data = ml_collections.ConfigDict()
     config.data.name = "multi30k/de-en"  # a TFDS name; see data_pipeline.load_translation_splits
     config.data.data_dir = ""  # TFDS data directory ("" = TFDS default, ~/tensorflow_datasets)
-    config.data.train_split = "train"
+    config.data.train_split = "train"  # the split the model and the tokenizer train on
+    # Scored during training and by export.py (choosing the CTranslate2 length penalty).
     config.data.validation_split = "validation"
-    config.data.test_split = "test2016"
+    config.data.test_split = "test2016"  # the split evaluate.py scores by default
     config.data.max_length = 128  # longest kept example in tokens (incl. BOS/EOS); longer: counted
     config.data.tokens_per_batch = 4096  # batch * padded length <= this, source and target
-    config.data.shuffle_seed = 0
+    config.data.shuffle_seed = 0  # seed of the training examples' shuffle (their order)
     # More training pairs: comma-separated data set names (same forms as data.name) whose
     # data.train_split joins the training pairs, e.g. "multi30k/fr-de" beside "multi30k/en-de"
     # (many-to-one: the target language stays, so no tags are needed); "": none.
@@ -29,52 +30,59 @@ def get_config() -> ml_collections.ConfigDict:
 
     config.tokenizer = ml_collections.ConfigDict()
     config.tokenizer.vocab_size = 8000  # joint source+target SentencePiece vocabulary
-    config.tokenizer.model_type = "unigram"  # or "bpe"
+    config.tokenizer.model_type = "unigram"  # SentencePiece's algorithm: "unigram" | "bpe"
     # Subword regularisation: > 0 samples a new segmentation of every training sentence on every
     # epoch, with this alpha (unigram only; see data_pipeline/tokenizer.py); 0: the best one.
     config.tokenizer.sampling_alpha = 0.0
 
     config.model = ml_collections.ConfigDict()
     config.model.num_layers = 3  # encoder layers
-    config.model.num_decoder_layers = 3
-    config.model.d_model = 256
-    config.model.num_heads = 4
-    config.model.d_ff = 1024
+    config.model.num_decoder_layers = 3  # decoder layers
+    config.model.d_model = 256  # width of the embeddings and of every sublayer's output
+    config.model.num_heads = 4  # attention heads, each d_model // num_heads wide
+    config.model.d_ff = 1024  # inner width of the feed-forward sublayers
     config.model.dropout = 0.1  # on the embeddings and each sublayer's output
     # Dropout on the attention weights and on the feed-forward hidden activations; None: the
     # model.dropout rate. fairseq's transformer configs set both to 0.
     config.model.attention_dropout = ml_collections.config_dict.placeholder(float)
     config.model.activation_dropout = ml_collections.config_dict.placeholder(float)
-    config.model.shared_embeddings = "all"  # "all" | "target" | "none"
+    # Tied matrices: "all" (source and target embeddings and the output projection; needs the
+    # joint vocabulary) | "target" (target embedding and output projection) | "none".
+    config.model.shared_embeddings = "all"
     config.model.norm_first = False  # post-norm as in the paper
 
     config.train = ml_collections.ConfigDict()
-    config.train.steps = 10000
-    config.train.warmup_steps = 1000
+    config.train.steps = 10000  # optimizer steps in all; training stops there
+    config.train.warmup_steps = 1000  # steps of linear learning-rate warm-up to the peak
     config.train.peak_learning_rate = 0.0  # 0: the paper's d_model^-0.5 * warmup_steps^-0.5
     config.train.decay = "inverse_sqrt"  # after warm-up: "inverse_sqrt" (paper) | "cosine" (to 0)
+    # Adam's beta_1, beta_2 and epsilon.
     config.train.adam_beta1 = 0.9
     config.train.adam_beta2 = 0.98
     config.train.adam_epsilon = 1e-9
-    config.train.label_smoothing = 0.1
+    config.train.label_smoothing = 0.1  # target mass spread over the vocabulary (training loss)
     config.train.gradient_clip_norm = 0.0  # 0: no clipping
     # Decoupled weight decay (AdamW, Loshchilov & Hutter): each step multiplies the weight matrices
     # and embeddings by (1 - learning_rate * weight_decay); biases and layer norms are not decayed.
     config.train.weight_decay = 0.0  # 0: plain Adam
+    # Seeds Python, NumPy and TensorFlow (initialisation, dropout) and the tokenizer's training.
     config.train.seed = 0
     config.train.precision = "float32"  # "float32" | "mixed_bfloat16" | "mixed_float16"
-    config.train.jit_compile = False
+    config.train.jit_compile = False  # compile the training step with XLA
     config.train.distribution = "default"  # "default" | "mirrored" | "multi_worker" | "tpu"
+    # The TPU train.distribution "tpu" connects to (TPUClusterResolver's tpu): a Cloud TPU name,
+    # "grpc://host:port" or "local" (a TPU VM's own TPUs); "": from the environment (TPU_NAME).
     config.train.tpu_address = ""
-    config.train.log_every = 50
-    config.train.checkpoint_every = 500
-    config.train.keep_checkpoints = 3
-    config.train.eval_every = 1000
+    # Each *_every also acts at the last step.
+    config.train.log_every = 50  # steps between logs: loss, accuracy, learning rate, speed
+    config.train.checkpoint_every = 500  # steps between checkpoints (with the data position)
+    config.train.keep_checkpoints = 3  # newest checkpoints kept (the best one is kept apart)
+    config.train.eval_every = 1000  # steps between validations: loss, greedy BLEU (best: best/)
     config.train.eval_max_sentences = 500  # validation BLEU on the first N sentences (bounded time)
 
     # Search defaults come from decoding.SearchOptions, where each is defined once.
     config.decode = ml_collections.ConfigDict()
-    config.decode.beam_size = SearchOptions.beam_size
+    config.decode.beam_size = SearchOptions.beam_size  # hypotheses kept per sentence; 1: greedy
     config.decode.length_penalty = SearchOptions.length_penalty  # GNMT alpha
     # The search compiled by XLA (translate.py, evaluate.py, the SavedModel; not validation during
     # training): one compilation per padded input shape (seconds), then much less time per call

@@ -1,8 +1,8 @@
 """The data error type and its messages.
 
 Every problem with input data (missing, corrupt or misaligned files; an unknown data set, language
-pair or split) raises `DataError`, a `ValueError`, whose message says what is wrong, where, and
-how to fix it. The command-line scripts print it as one line, without a traceback.
+pair or split) raises `DataError` (a `ValueError` and a `common.errors.UserError`), whose message
+says what is wrong, where, and how to fix it. The command-line scripts print it as one line.
 
 Example:
     >>> raise DataError(line_count_message("a.de", 3, "a.en", 2))
@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from common.errors import UserError
 
-class DataError(ValueError):
+
+class DataError(UserError, ValueError):
     """Input data is missing, corrupt, misaligned or unknown; the message says which and why."""
 
 

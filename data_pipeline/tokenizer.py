@@ -1,7 +1,7 @@
 """SentencePiece tokenizers: trained with `sentencepiece`, applied in-graph with tensorflow_text.
 
-Special ids are fixed here and shared by training, decoding and export: `PAD_ID = 0`,
-`UNK_ID = 1`, `BOS_ID = 2`, `EOS_ID = 3`.
+Special ids (`PAD_ID = 0`, `UNK_ID = 1`, `BOS_ID = 2`, `EOS_ID = 3`) come from
+`common.special_tokens`, shared by training, decoding and export.
 
 Normalisation. Models are trained with `normalization_rule_name="identity"` (no Unicode
 normalisation, case and punctuation kept as written) and `byte_fallback=True` (characters not
@@ -46,11 +46,8 @@ from absl import logging
 from sentencepiece import sentencepiece_model_pb2
 from tensorflow_text.python.ops import sentencepiece_tokenizer as _sentencepiece_ops
 
-PAD_ID = 0
-UNK_ID = 1
-BOS_ID = 2
-EOS_ID = 3
-_SPECIAL_PIECES = {PAD_ID: "<pad>", UNK_ID: "<unk>", BOS_ID: "<s>", EOS_ID: "</s>"}
+from common.special_tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_PIECES, UNK_ID
+
 MODEL_TYPES = ("unigram", "bpe")
 _SIDES = ("joint", "source", "target")
 _SPACES = re.compile(" +")
@@ -165,11 +162,11 @@ class Tokenizer(tf.Module):
         super().__init__(name=name)
         proto = sentencepiece_model_pb2.ModelProto()
         proto.ParseFromString(model_proto)
-        pieces = [p.piece for p in proto.pieces[: len(_SPECIAL_PIECES)]]
-        if pieces != list(_SPECIAL_PIECES.values()):
+        pieces = [p.piece for p in proto.pieces[: len(SPECIAL_PIECES)]]
+        if pieces != list(SPECIAL_PIECES.values()):
             raise ValueError(
                 f"SentencePiece model starts with pieces {pieces}, expected "
-                f"{list(_SPECIAL_PIECES.values())}: it was not trained with pad/unk/bos/eos ids "
+                f"{list(SPECIAL_PIECES.values())}: it was not trained with pad/unk/bos/eos ids "
                 f"{PAD_ID}/{UNK_ID}/{BOS_ID}/{EOS_ID}."
             )
         self._vocab_size = len(proto.pieces)
@@ -317,6 +314,18 @@ def _sentences(pairs: tf.data.Dataset, side: str, counter: list[int]) -> Iterato
             yield from (t.decode("utf-8") for t in target)
 
 
+def model_file(side: str = "joint") -> str:
+    """The file name of a work directory's SentencePiece model for ``side``.
+
+    Example:
+        >>> model_file(), model_file("source")
+        ('spm.model', 'spm_source.model')
+    """
+    if side not in _SIDES:
+        raise ValueError(f"side must be one of {_SIDES}, got {side!r}.")
+    return "spm.model" if side == "joint" else f"spm_{side}.model"
+
+
 def load_or_train_tokenizer(
     workdir: str,
     train_dataset: tf.data.Dataset,
@@ -338,10 +347,8 @@ def load_or_train_tokenizer(
         >>> train = load_translation_splits("multi30k/de-en", ["train"])["train"]
         >>> tok = load_or_train_tokenizer("/tmp/run", train, vocab_size=8000)  # doctest: +SKIP
     """
-    if side not in _SIDES:
-        raise ValueError(f"side must be one of {_SIDES}, got {side!r}.")
-    prefix = os.path.join(workdir, "spm" if side == "joint" else f"spm_{side}")
-    path = prefix + ".model"
+    path = os.path.join(workdir, model_file(side))
+    prefix = path.removesuffix(".model")
     if tf.io.gfile.exists(path):
         tokenizer = Tokenizer.from_file(path)
         if (tokenizer.vocab_size, tokenizer.model_type) != (vocab_size, model_type):

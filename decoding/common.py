@@ -32,18 +32,6 @@ def _length_limit(
     return limit if max_length is None else tf.minimum(limit, max_length)
 
 
-def output_length_limit(source_length: int, options: SearchOptions) -> int:
-    """One sentence's output length limit (EOS included) for ``source_length`` source tokens
-    (EOS included), in Python: what :func:`output_length_limits` gives that sentence.
-
-    Example:
-        >>> output_length_limit(4, SearchOptions())   # round(1.5 * 4 + 10)
-        16
-    """
-    limit = max(1, round(options.max_length_ratio * source_length + options.max_length_offset))
-    return limit if options.max_length is None else min(limit, options.max_length)
-
-
 def output_length_limits(
     source_ids: tf.Tensor, options: SearchOptions
 ) -> tuple[tf.Tensor, int | tf.Tensor]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID  # defined once, there
+from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 
 def _is_positive_int(value: object) -> bool:
@@ -58,3 +58,14 @@ class SearchOptions:
                 f"max_length_ratio ({self.max_length_ratio}) and max_length_offset "
                 f"({self.max_length_offset}) must not be negative."
             )
+
+    def output_length_limit(self, source_length: int) -> int:
+        """One sentence's output length limit (EOS included) for ``source_length`` source tokens
+        (EOS included), in Python: what ``decoding.common.output_length_limits`` gives it.
+
+        Example:
+            >>> SearchOptions().output_length_limit(4)   # round(1.5 * 4 + 10)
+            16
+        """
+        limit = max(1, round(self.max_length_ratio * source_length + self.max_length_offset))
+        return limit if self.max_length is None else min(limit, self.max_length)

@@ -1,7 +1,7 @@
 """Strings in, strings out: tokenization, search and detokenization in one TensorFlow graph.
 
-:class:`Translator` is what every translator offers (scripts and evaluation take any);
-:class:`ModelTranslator` is the one built from a model and its tokenizer. Its
+:class:`ModelTranslator` is the :class:`~decoding.protocol.Translator` built from a model and
+its tokenizer. Its
 ``translate_batch`` graph serves validation during training, ``translate.py``, ``evaluate.py``
 and the exported SavedModel (``inference.export.SavedModelTranslator``), so they all give the
 same translations.
@@ -10,56 +10,14 @@ same translations.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 import tensorflow as tf
-from tqdm import tqdm
 
-from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID
+from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
+from decoding.protocol import translate_in_batches, truncation_warnings
 from decoding.search import decode
-
-
-class Translator(Protocol):
-    """Anything that translates sentences: a :class:`ModelTranslator` or an exported SavedModel.
-
-    Example:
-        >>> def translate_file(translator: Translator, lines: list[str]) -> list[str]:
-        ...     for warning in translator.truncation_warnings(lines):
-        ...         print(warning)
-        ...     return translator.translate(lines)
-    """
-
-    @property
-    def beam_size(self) -> int:
-        """The beam size of its search (1: greedy)."""
-        ...
-
-    def translate(
-        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
-    ) -> list[str]:
-        """Translations of ``sentences``, in their order."""
-        ...
-
-    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
-        """One line for each sentence longer than the model reads (it is truncated)."""
-        ...
-
-
-def truncation_warnings(source_lengths: Sequence[int], max_source_length: int) -> list[str]:
-    """Warnings for the sentences whose token count (without EOS) exceeds what is translated.
-
-    Example:
-        >>> truncation_warnings([3, 70], max_source_length=64)
-        ['warning: sentence 2 has 70 tokens; only the first 63 are translated.']
-    """
-    limit = max_source_length - 1
-    return [
-        f"warning: sentence {number} has {length} tokens; only the first {limit} are translated."
-        for number, length in enumerate(source_lengths, 1)
-        if length > limit
-    ]
 
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
@@ -206,32 +164,6 @@ class ModelTranslator(tf.Module):
         return translate_in_batches(
             string_batches(self.translate_batch), sentences, batch_size, progress
         )
-
-
-def translate_in_batches(
-    translate_batch: Callable[[list[str]], list[str]],
-    sentences: Sequence[str],
-    batch_size: int = 64,
-    progress: bool = True,
-) -> list[str]:
-    """Runs ``translate_batch`` over batches of similar length, with a progress bar; the
-    translations come back in the order of ``sentences``."""
-    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    translations: list[str] = [""] * len(sentences)
-    with tqdm(
-        total=len(sentences),
-        desc="translate",
-        unit="sent",
-        disable=not progress,
-        dynamic_ncols=True,
-    ) as bar:
-        for start in range(0, len(order), batch_size):
-            indices = order[start : start + batch_size]
-            outputs = translate_batch([sentences[i] for i in indices])
-            for index, output in zip(indices, outputs, strict=True):
-                translations[index] = output
-            bar.update(len(indices))
-    return translations
 
 
 def string_batches(translate_batch: Callable[[tf.Tensor], tf.Tensor]) -> Callable:

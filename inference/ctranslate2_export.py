@@ -27,8 +27,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
+from collections.abc import Sequence
 
 import ctranslate2
 import numpy as np
@@ -36,63 +36,24 @@ import tensorflow as tf
 from ctranslate2.specs import common_spec, transformer_spec
 
 from common.files import atomic_directory, write_json
-from decoding.common import output_length_limit
+from common.metrics import bleu
 from decoding.ensemble import Ensemble
-from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator
+from inference.ctranslate2_files import (
+    DECODING_FILE,
+    QUANTIZATIONS,
+    TOKENIZER_FILE,
+    DecodingSettings,
+    ExportError,
+)
+from inference.ctranslate2_translator import CTranslate2Translator
+from inference.evaluation import read_split
 from transformer import Transformer
 from transformer.embedding import positional_encoding
+from workdir.config import load_config
 
-QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "bfloat16")
+LENGTH_PENALTY_CANDIDATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2)
 LAYER_NORM_EPSILON = 1e-6  # transformer.normalization.LayerNormalization's default, our layers'
-DECODING_FILE = "decoding.json"
-TOKENIZER_FILE = "spm.model"
-
-
-class ExportError(ValueError):
-    """A model or option a CTranslate2 export cannot express, or an export CTranslate2 cannot
-    load; the message names it and what to do."""
-
-
-@dataclasses.dataclass(frozen=True)
-class DecodingSettings:
-    """What ``decoding.json`` holds: the search a CTranslate2 export translates with by default.
-
-    ``length_penalty`` is CTranslate2's (scores divided by ``length ** length_penalty``), not
-    GNMT's ``((5 + length) / 6) ** alpha`` (``gnmt_length_penalty``, the work directory's, kept
-    for reference). The output length limits and source truncation are the work directory's.
-    """
-
-    beam_size: int
-    length_penalty: float
-    gnmt_length_penalty: float
-    max_length_ratio: float
-    max_length_offset: float
-    max_length: int | None
-    max_source_length: int
-    quantization: str
-
-    @classmethod
-    def read(cls, directory: str) -> DecodingSettings:
-        path = os.path.join(directory, DECODING_FILE)
-        if not os.path.exists(path):
-            raise FileNotFoundError(
-                f"No {DECODING_FILE} in {directory}: it is not a CTranslate2 export of this "
-                "project; write one with `python export.py --workdir=DIR --format=ctranslate2 "
-                f"--output={directory}`."
-            )
-        with open(path, encoding="utf-8") as file:
-            return cls(**json.load(file))
-
-    def search_options(self, beam_size: int | None = None) -> SearchOptions:
-        """The search's options (output length limits, beam size; GNMT's length penalty)."""
-        return SearchOptions(
-            beam_size=self.beam_size if beam_size is None else beam_size,
-            length_penalty=self.gnmt_length_penalty,
-            max_length=self.max_length,
-            max_length_ratio=self.max_length_ratio,
-            max_length_offset=self.max_length_offset,
-        )
 
 
 def _linear(spec: common_spec.LinearSpec, *dense_layers) -> None:
@@ -218,7 +179,7 @@ def export_ctranslate2(
         piece.decode("utf-8")
         for piece in tokenizer.id_to_piece(tf.range(tokenizer.vocab_size)).numpy()
     ]
-    longest_output = output_length_limit(translator.max_source_length, options)
+    longest_output = options.output_length_limit(translator.max_source_length)
     converter = TransformerConverter(
         translator.model, pieces, max(translator.max_source_length, longest_output) + 1
     )
@@ -245,3 +206,68 @@ def set_length_penalty(path: str, length_penalty: float) -> None:
     settings = DecodingSettings.read(path)
     updated = dataclasses.replace(settings, length_penalty=float(length_penalty))
     write_json(os.path.join(path, DECODING_FILE), dataclasses.asdict(updated))
+
+
+def choose_length_penalty(
+    path: str,
+    sources: Sequence[str],
+    references: Sequence[str],
+    candidates: Sequence[float] = LENGTH_PENALTY_CANDIDATES,
+    progress: bool = True,
+) -> tuple[float, dict[float, float]]:
+    """CTranslate2's length penalty with the best sacreBLEU on ``sources`` (the validation split):
+    ``(the best, {candidate: BLEU})``; ties go to the smaller penalty.
+
+    Example:
+        >>> choose_length_penalty("/tmp/run/ct2", sources, references)
+        (0.6, {0.0: 40.1, 0.2: 40.6, ...})
+    """
+    scores = {}
+    for candidate in candidates:
+        translator = CTranslate2Translator(path, length_penalty=candidate)
+        hypotheses = translator.translate(sources, progress=progress)
+        scores[candidate] = bleu(hypotheses, references)[0].score
+    best = max(candidates, key=lambda candidate: (scores[candidate], -candidate))
+    return best, scores
+
+
+@dataclasses.dataclass(frozen=True)
+class CTranslate2Export:
+    """What :func:`export_with_length_penalty` wrote: the export's directory, its length penalty
+    and, when it was chosen on the validation split, each candidate's BLEU (else empty)."""
+
+    path: str
+    length_penalty: float
+    scores: dict[float, float]
+    validation_split: str | None = None
+
+
+def export_with_length_penalty(
+    translator: ModelTranslator,
+    workdir: str,
+    output_dir: str,
+    quantization: str = "float32",
+    length_penalty: float | None = None,
+    progress: bool = True,
+) -> CTranslate2Export:
+    """Exports ``translator`` (``workdir``'s) to CTranslate2 with ``length_penalty``, or, when it
+    is None, with the candidate that scores best on ``workdir``'s validation split (0 for greedy
+    search, which has none). The split is read before exporting (a missing data set fails fast)
+    and the candidates are tried with the export itself.
+
+    Example:
+        >>> export_with_length_penalty(translator, "runs/multi30k_de_en", "/tmp/ct2").length_penalty
+        0.6
+    """
+    if length_penalty is None and translator.beam_size == 1:
+        length_penalty = 0.0
+    if length_penalty is not None:
+        path = export_ctranslate2(translator, output_dir, quantization, length_penalty)
+        return CTranslate2Export(path, length_penalty, {})
+    config = load_config(workdir)
+    split = config.data.validation_split
+    sources, references = read_split(config.data.name, split, config.data.data_dir or None)
+    path = export_ctranslate2(translator, output_dir, quantization)
+    best, scores = choose_length_penalty(path, sources, references, progress=progress)
+    set_length_penalty(path, best)
+    return CTranslate2Export(path, best, scores, split)

@@ -3,15 +3,17 @@
 It tokenizes as our models do (the export's own SentencePiece model, sources truncated to the
 work directory's length, ``</s>`` appended by CTranslate2), never generates ``<pad>`` or ``<s>``
 (as our searches), and gives every sentence the output length limit of ours
-(``decoding.common.output_length_limit``). CTranslate2 takes one limit per batch, so a batch is
+(``SearchOptions.output_length_limit``). CTranslate2 takes one limit per batch, so a batch is
 decoded with its largest limit and the sentences whose output passed their own limit are decoded
 again with theirs, those of one limit together (an untrained model's outputs all run to the limit:
 one search per sentence made choosing its length penalty take minutes).
 
 Length penalties differ: CTranslate2 divides a hypothesis' log-probability by
 ``length ** length_penalty``, GNMT (our beam search) by ``((5 + length) / 6) ** alpha``. Only
-0 means the same in both; otherwise :func:`choose_length_penalty` picks CTranslate2's value on
-the validation split (``export.py`` does so).
+0 means the same in both; otherwise ``inference.ctranslate2_export`` picks CTranslate2's value on
+the validation split when it exports.
+
+Imports no TensorFlow: running an export needs ctranslate2 and sentencepiece only.
 
 Example:
     >>> translator = CTranslate2Translator("runs/multi30k_de_en/ct2")
@@ -28,21 +30,13 @@ from collections.abc import Sequence
 import ctranslate2
 import sentencepiece
 
-from common.metrics import bleu
-from decoding.common import output_length_limit
-from decoding.translator import translate_in_batches, truncation_warnings
-from inference.ctranslate2_export import (
-    QUANTIZATIONS,
-    TOKENIZER_FILE,
-    DecodingSettings,
-    ExportError,
-)
-from training.config import ConfigError
+from common.errors import ConfigError
+from decoding.protocol import translate_in_batches, truncation_warnings
+from inference.ctranslate2_files import QUANTIZATIONS, TOKENIZER_FILE, DecodingSettings, ExportError
 
 # What our searches never generate (decoding.common.forbid_tokens): padding and BOS.
 _NEVER_GENERATED = [["<pad>"], ["<s>"]]
 COMPUTE_TYPES = ("default", *QUANTIZATIONS)
-LENGTH_PENALTY_CANDIDATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2)
 
 
 class CTranslate2Translator:
@@ -118,7 +112,7 @@ class CTranslate2Translator:
             pieces[: self.max_source_length - 1]
             for pieces in self.tokenizer.encode(sentences, out_type=str)
         ]
-        limits = [output_length_limit(len(pieces) + 1, self.options) for pieces in sources]
+        limits = [self.options.output_length_limit(len(pieces) + 1) for pieces in sources]
         outputs = self._search(sources, max(limits, default=1))
         too_long = collections.defaultdict(list)  # limit -> the sentences that passed it
         for index, limit in enumerate(limits):
@@ -144,26 +138,3 @@ class CTranslate2Translator:
             suppress_sequences=_NEVER_GENERATED,
         )
         return [result.hypotheses[0] for result in results]
-
-
-def choose_length_penalty(
-    path: str,
-    sources: Sequence[str],
-    references: Sequence[str],
-    candidates: Sequence[float] = LENGTH_PENALTY_CANDIDATES,
-    progress: bool = True,
-) -> tuple[float, dict[float, float]]:
-    """CTranslate2's length penalty with the best sacreBLEU on ``sources`` (the validation split):
-    ``(the best, {candidate: BLEU})``; ties go to the smaller penalty.
-
-    Example:
-        >>> choose_length_penalty("/tmp/run/ct2", sources, references)
-        (0.6, {0.0: 40.1, 0.2: 40.6, ...})
-    """
-    scores = {}
-    for candidate in candidates:
-        translator = CTranslate2Translator(path, length_penalty=candidate)
-        hypotheses = translator.translate(sources, progress=progress)
-        scores[candidate] = bleu(hypotheses, references)[0].score
-    best = max(candidates, key=lambda candidate: (scores[candidate], -candidate))
-    return best, scores

@@ -13,7 +13,7 @@ import sacrebleu
 from common.files import atomic_write_text
 from common.metrics import bleu, chrf
 from data_pipeline import load_translation_splits
-from decoding.translator import Translator
+from decoding.protocol import Translator
 from inference import multi30k_bleu
 
 

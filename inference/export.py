@@ -19,12 +19,8 @@ import tensorflow as tf
 
 from common.files import atomic_directory
 from decoding.ensemble import Ensemble
-from decoding.translator import (
-    ModelTranslator,
-    string_batches,
-    translate_in_batches,
-    truncation_warnings,
-)
+from decoding.protocol import translate_in_batches, truncation_warnings
+from decoding.translator import ModelTranslator, string_batches
 
 
 def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:

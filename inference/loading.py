@@ -1,7 +1,8 @@
-"""Loads a training work directory (config, tokenizer, best, latest or averaged checkpoint).
+"""A work directory's translator: its model (or an ensemble) at the best, latest or averaged
+checkpoint, with the decoding options of its config.
 
 A checkpoint whose files are truncated or corrupt stops the loading with an
-:class:`~training.checkpoints.UnreadableCheckpointError` naming it and saying how to write it
+:class:`~workdir.checkpoints.UnreadableCheckpointError` naming it and saying how to write it
 again; no other checkpoint is used in its place.
 
 Example:
@@ -12,94 +13,25 @@ Example:
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 
-import ml_collections
 import tensorflow as tf
 
-from data_pipeline import Tokenizer
-from decoding import Ensemble, ModelTranslator, SearchOptions
-from training.builders import build_model
-from training.checkpoints import (
-    READ_ERRORS,
-    UnreadableCheckpointError,
-    cannot_read,
-    model_variables,
-)
-from training.config import ConfigError, drop_retired_options
-from transformer import Transformer
-
-CHECKPOINT_CHOICES = ("best", "latest", "averaged")
-# How to get a readable checkpoint of each kind again.
-_REWRITE = {
-    "best": "Use --checkpoint=latest or --checkpoint=averaged instead.",
-    "latest": "Rerun train.py with this --workdir: it resumes from the newest checkpoint that "
-    "reads and writes this one again.",
-    "averaged": "Rerun average_checkpoints.py to write it again.",
-}
-
-
-def load_config(workdir: str) -> ml_collections.ConfigDict:
-    """The config a work directory was trained with (its ``config.json``)."""
-    path = os.path.join(workdir, "config.json")
-    if not os.path.exists(path):
-        raise FileNotFoundError(
-            f"{workdir} is not a training work directory (no config.json); train first with "
-            f"`python train.py --config=configs/multi30k_de_en.py --workdir={workdir}`."
-        )
-    with open(path, encoding="utf-8") as file:
-        config = ml_collections.ConfigDict(json.load(file))
-    # Work directories from before these options: the values they trained with.
-    if "num_decoder_layers" not in config.model:
-        config.model.num_decoder_layers = config.model.num_layers
-    for key in ("attention_dropout", "activation_dropout"):
-        if key not in config.model:
-            config.model[key] = None  # the model.dropout rate
-    drop_retired_options(config, path)
-    return config
-
-
-def checkpoint_path(workdir: str, which: str = "best") -> str:
-    """The checkpoint to use: ``best`` by validation BLEU (falling back to the latest),
-    ``latest``, or ``averaged`` (written by average_checkpoints.py)."""
-    if which not in CHECKPOINT_CHOICES:
-        raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}.")
-    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))
-    if which == "best":
-        path = tf.train.latest_checkpoint(os.path.join(workdir, "best")) or latest
-    elif which == "averaged":
-        path = tf.train.latest_checkpoint(os.path.join(workdir, "averaged"))
-    else:
-        path = latest
-    if path is None:
-        raise FileNotFoundError(
-            f"No {which} checkpoint in {workdir}; train first (or wait for the first checkpoint "
-            "of a running training; for 'averaged' run average_checkpoints.py)."
-        )
-    return path
-
-
-def build_workdir_model(workdir: str) -> tuple[Transformer, Tokenizer]:
-    """The float32 model of a work directory's config (untrained weights) and its tokenizer."""
-    config = load_config(workdir)
-    tokenizer = Tokenizer.from_file(os.path.join(workdir, "spm.model"))
-    return build_model(config, tokenizer.vocab_size), tokenizer
+from common.errors import ConfigError
+from data_pipeline.tokenizer import Tokenizer
+from decoding.ensemble import Ensemble
+from decoding.options import SearchOptions
+from decoding.translator import ModelTranslator
+from transformer.model import Transformer
+from workdir.checkpoints import restore_model
+from workdir.config import load_config
+from workdir.model import build_workdir_model
 
 
 def load_model(workdir: str, which: str = "best") -> tuple[Transformer, Tokenizer, str]:
     """Returns ``(model, tokenizer, checkpoint path)`` of a work directory, in float32."""
     model, tokenizer = build_workdir_model(workdir)
-    path = checkpoint_path(workdir, which)
-    checkpoint = tf.train.Checkpoint(model=model_variables(model))
-    try:
-        checkpoint.restore(path).expect_partial().assert_existing_objects_matched()
-    except READ_ERRORS as error:
-        raise UnreadableCheckpointError(
-            f"The {which} checkpoint {cannot_read(path, error)}. {_REWRITE[which]}"
-        ) from error
-    return model, tokenizer, path
+    return model, tokenizer, restore_model(model, workdir, which)
 
 
 def load_ensemble(workdirs: Sequence[str], which: str = "best") -> tuple[Ensemble, Tokenizer, str]:
@@ -157,6 +89,6 @@ def load_translator(
         tokenizer,
         options,
         max_source_length=config.data.max_length,
-        jit_compile=config.decode.get("jit_compile", False) if jit_compile is None else jit_compile,
+        jit_compile=config.decode.jit_compile if jit_compile is None else jit_compile,
     )
     return translator, path

@@ -8,7 +8,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
 export MULTI30K_DIR="${MULTI30K_DIR:-$root/../shared/data/multi30k}"
-export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 config="${CONFIG:-configs/multi30k_de_en.py}"
 workdir="${WORKDIR:-runs/$(basename "$config" .py)}"
 python=.venv/bin/python

@@ -7,21 +7,12 @@ metadata), ``tensors`` (TF Serving's JSON for ``:predict``), ``limits`` (per-req
 (which of the two runs a request), ``routes`` (the endpoints), ``app`` (the ASGI app),
 ``errors``; ``static/`` holds the demo page. ``serve.py`` runs it.
 
+The package imports none of its modules, so that ``limits`` and ``batching`` (their options
+classes) load without TensorFlow: ``serve.py`` takes its flags' defaults from them and checks
+its command line before it imports TensorFlow (seconds).
+
 Example:
-    >>> from serving import ModelRegistry, create_app, load_model
+    >>> from serving.app import create_app
+    >>> from serving.registry import ModelRegistry, load_model
     >>> app = create_app(ModelRegistry([load_model("de-en", "runs/de_en/saved_model")]))
 """
-
-from serving.app import create_app
-from serving.batching import BatchingOptions
-from serving.limits import Limits
-from serving.registry import ModelRegistry, load_model, parse_model_specs
-
-__all__ = [
-    "BatchingOptions",
-    "Limits",
-    "ModelRegistry",
-    "create_app",
-    "load_model",
-    "parse_model_specs",
-]

@@ -21,17 +21,21 @@ import collections
 import contextlib
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from serving.errors import ApiError
-from serving.registry import Signature
-from serving.runner import ModelRunner
+
+if TYPE_CHECKING:  # Annotations only: serve.py imports BatchingOptions without TensorFlow.
+    from serving.registry import Signature
+    from serving.runner import ModelRunner
 
 
 @dataclasses.dataclass(frozen=True)
 class BatchingOptions:
-    """TensorFlow Serving's batching parameters that apply here (``serve.py``'s defaults)."""
+    """TensorFlow Serving's batching parameters that apply here (the defaults of ``serve.py``'s
+    flags)."""
 
     enabled: bool = True
     max_batch_size: int = 64

@@ -21,7 +21,7 @@ from serving.errors import ApiError, bad_request
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """Per-request limits (the defaults are ``serve.py``'s).
+    """Per-request limits (the defaults of ``serve.py``'s flags).
 
     ``max_body_bytes``: the JSON body (413 over it); ``max_sentences``: input strings of one
     request; ``max_sentence_chars``: Unicode characters of one input string (400 over either).

@@ -1,8 +1,11 @@
-"""Dependencies point one way: each package imports only the packages below it.
+"""Dependencies point one way (the README's Layout): each package imports its own modules and
+the layers below it, never a layer beside or above it.
 
-transformer, data_pipeline, common  <-  decoding  <-  training, inference  <-  cli, scripts
-(inference may use training's builders, checkpoints and config, never its loop or data).
-serving (the server of serve.py) imports nothing of the project: a SavedModel is all it needs.
+    common  <-  transformer, data_pipeline  <-  decoding  <-  workdir  <-  training | inference
+        <-  cli, configs  <-  the scripts, benchmarks
+
+training and inference sit side by side and never import each other. serving (the server of
+serve.py) imports only itself: a SavedModel is all it needs.
 """
 
 from __future__ import annotations
@@ -13,75 +16,82 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "transformer",
-    "data_pipeline",
-    "common",
-    "decoding",
-    "training",
-    "inference",
-    "serving",
-)
-ALLOWED = {
-    "transformer": {"transformer"},
-    "data_pipeline": {"data_pipeline"},
-    "common": {"common"},
-    "decoding": {"decoding", "transformer", "data_pipeline"},
-    "training": {"training", "transformer", "data_pipeline", "common", "decoding"},
-    "inference": {
-        "inference",
-        "transformer",
-        "data_pipeline",
-        "common",
-        "decoding",
-        "training.builders",
-        "training.checkpoints",
-        "training.config",
-    },
-    "serving": {"serving"},
+# Each package's rank: it may import packages of a lower rank (and itself).
+RANKS = {
+    "common": 0,
+    "transformer": 1,
+    "data_pipeline": 1,
+    "decoding": 2,
+    "workdir": 3,
+    "training": 4,
+    "inference": 4,
+    "cli": 5,
+    "configs": 5,
+    "benchmarks": 6,
 }
+SERVING = "serving"
+PACKAGES = (*RANKS, SERVING)
+SCRIPTS = sorted(path.name for path in REPO_ROOT.glob("*.py"))
 
 
 def project_imports(path: Path) -> set[str]:
-    """The project modules a file imports (``a.b`` for ``from a.b import c``)."""
+    """The top-level project packages a file imports, anywhere in it (lazy imports too)."""
     imported = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             imported.add(node.module)
-            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {name for name in imported if name.split(".")[0] in PACKAGES}
+    return {name.split(".")[0] for name in imported} & set(PACKAGES)
 
 
-def allowed(name: str, rules: set[str]) -> bool:
-    return any(name == rule or name.startswith(rule + ".") for rule in rules) or (
-        # `from training import config` names the module training.config.
-        name in PACKAGES and name in {rule.split(".")[0] for rule in rules}
-    )
+def allowed(importer: str, imported: str) -> bool:
+    """Whether package ``importer`` (or ``"script"``) may import package ``imported``."""
+    if importer == imported:
+        return True
+    if SERVING in (importer, imported):
+        return importer == "script" and imported == SERVING
+    rank = RANKS[importer] if importer in RANKS else max(RANKS.values()) + 1  # a script
+    return RANKS[imported] < rank
 
 
 @pytest.mark.parametrize("package", PACKAGES)
-def test_each_package_imports_only_the_packages_below_it(package):
+def test_each_package_imports_only_the_layers_below_it(package):
+    files = sorted((REPO_ROOT / package).rglob("*.py"))
+    assert files
     violations = [
         f"{path.relative_to(REPO_ROOT)} imports {name}"
-        for path in sorted((REPO_ROOT / package).rglob("*.py"))
+        for path in files
         for name in sorted(project_imports(path))
-        if not allowed(name, ALLOWED[package])
+        if not allowed(package, name)
     ]
     assert not violations, violations
 
 
-def test_the_rules_catch_a_training_module_importing_inference(tmp_path):
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_each_script_imports_the_layers_below_it(script):
+    violations = sorted(
+        name for name in project_imports(REPO_ROOT / script) if not allowed("script", name)
+    )
+    assert not violations, f"{script} imports {violations}"
+
+
+def test_every_package_of_the_repository_has_a_layer():
+    directories = {
+        path.parent.name for path in REPO_ROOT.glob("*/__init__.py") if path.parent.name != "tests"
+    }
+    assert directories | {"benchmarks"} == set(PACKAGES)
+
+
+def test_the_rules_catch_imports_that_point_the_wrong_way(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("from inference.evaluation import evaluate_split\nfrom training import step\n")
-    names = project_imports(bad)
-    assert sorted(name for name in names if not allowed(name, ALLOWED["training"])) == [
-        "inference.evaluation",
-        "inference.evaluation.evaluate_split",
-    ]
-    assert not allowed("training.trainer", ALLOWED["inference"])
+    bad.write_text("from inference.evaluation import evaluate_split\nimport decoding.beam\n")
+    assert project_imports(bad) == {"inference", "decoding"}
+    assert not allowed("training", "inference") and not allowed("inference", "training")
+    assert not allowed("decoding", "workdir") and not allowed("common", "data_pipeline")
+    assert not allowed("serving", "inference") and not allowed("cli", "serving")
+    assert allowed("inference", "workdir") and allowed("script", "serving")
 
 
-def test_serve_py_needs_the_serving_package_only():
-    assert {name.split(".")[0] for name in project_imports(REPO_ROOT / "serve.py")} == {"serving"}
+def test_serve_py_needs_the_serving_package_and_the_quiet_start_only():
+    assert project_imports(REPO_ROOT / "serve.py") <= {SERVING, "cli"}

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from inference.export import export_saved_model
-from inference.loading import build_workdir_model, load_translator
+from inference.loading import load_translator
 from training.averaging import average_checkpoints, last_checkpoints
+from workdir.model import build_workdir_model
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from training.checkpoints import (
+from workdir.checkpoints import (
     READ_ERRORS,
     UnreadableCheckpointError,
     cannot_read,

@@ -2,95 +2,17 @@
 
 Misspelt keys are caught earlier: ``configs/base.py`` returns a locked ConfigDict. A config file
 that does not exist or defines no ``get_config`` is caught before it is loaded
-(:func:`config_file_problem`).
+(``cli.errors.config_file_problem``).
 """
 
 from __future__ import annotations
 
-import ast
-import os
-
 import ml_collections
 
+from common.errors import ConfigError
+from data_pipeline.tokenizer import MODEL_TYPES
 from training.schedule import DECAYS
-
-
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the key."""
-
-
-# Options measured as no better and removed from the code (docs/RESULTS.md), with the value that
-# meant "off". A work directory trained before their removal still loads when it left them off.
-RETIRED_OPTIONS = {
-    "train.rdrop_alpha": 0.0,
-    "data.bidirectional_steps": 0,
-    "data.concat_ratio": 0.0,
-    "model.token_dropout": 0.0,
-    "tokenizer.sample_target": True,
-}
-LAST_COMMIT_WITH_RETIRED_OPTIONS = "9ed87d8"
-
-
-def drop_retired_options(config: ml_collections.ConfigDict, source: str) -> None:
-    """Removes the retired options left off from ``config`` (a work directory's config.json,
-    named ``source``); raises :class:`ConfigError` naming the first one that was used.
-
-    Example:
-        >>> config = ml_collections.ConfigDict({"train": {"rdrop_alpha": 0.0, "steps": 60}})
-        >>> drop_retired_options(config, "runs/old/config.json"); "rdrop_alpha" in config.train
-        False
-    """
-    for key, off in RETIRED_OPTIONS.items():
-        section, name = key.split(".")
-        if section not in config or name not in config[section]:
-            continue
-        value = config[section][name]
-        if value != off:
-            raise ConfigError(
-                f"{source} sets {key} = {value!r}, an option removed on 2026-11-25 after it "
-                f"measured no better (docs/RESULTS.md); this version cannot rebuild that run: "
-                f"use commit {LAST_COMMIT_WITH_RETIRED_OPTIONS} for it."
-            )
-        with config.unlocked():
-            del config[section][name]
-
-
-def config_file_problem(path: str) -> str | None:
-    """Why the config file ``path`` (a ``--config`` value; an ``:argument`` suffix aside) cannot
-    give a config: it does not exist, is not Python or defines no ``get_config``; else None.
-
-    Example:
-        >>> config_file_problem("configs/tiny.py") is None
-        True
-        >>> config_file_problem("configs/tiny")[:41]
-        'The config file configs/tiny does not exi'
-    """
-    path = path.split(":", 1)[0]
-    if not os.path.isfile(path):
-        return (
-            f"The config file {path} does not exist; give one of configs/*.py "
-            "(e.g. --config=configs/multi30k_de_en.py) or a path from this directory."
-        )
-    with open(path, "rb") as file:
-        try:
-            module = ast.parse(file.read(), path)
-        except SyntaxError as error:
-            return f"The config file {path} is not valid Python: line {error.lineno}: {error.msg}."
-    defined = set()
-    for node in module.body:
-        if isinstance(node, ast.FunctionDef):
-            defined.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            defined.update(alias.asname or alias.name for alias in node.names)
-        elif isinstance(node, ast.Assign):
-            defined.update(target.id for target in node.targets if isinstance(target, ast.Name))
-    if not defined & {"get_config", "*"}:
-        return (
-            f"The config file {path} defines no get_config(), the function that returns the "
-            "config (see configs/tiny.py)."
-        )
-    return None
-
+from transformer.model import SHARED_EMBEDDINGS
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
@@ -196,16 +118,16 @@ def validate(config: ml_collections.ConfigDict) -> None:
         f"a cosine decay needs train.steps ({config.train.steps}) > train.warmup_steps",
     )
     _require(
-        config.model.shared_embeddings in ("all", "target", "none"),
+        config.model.shared_embeddings in SHARED_EMBEDDINGS,
         "model.shared_embeddings",
         config.model.shared_embeddings,
-        "expected 'all', 'target' or 'none'",
+        f"expected one of {SHARED_EMBEDDINGS}",
     )
     _require(
-        config.tokenizer.model_type in ("unigram", "bpe"),
+        config.tokenizer.model_type in MODEL_TYPES,
         "tokenizer.model_type",
         config.tokenizer.model_type,
-        "expected 'unigram' or 'bpe'",
+        f"expected one of {MODEL_TYPES}",
     )
     _require(
         not config.tokenizer.sampling_alpha or config.tokenizer.model_type == "unigram",

@@ -10,8 +10,8 @@ import ml_collections
 import tensorflow as tf
 
 import data_pipeline
+from common.errors import ConfigError
 from common.storage import writing
-from training.config import ConfigError
 
 
 def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
@@ -97,7 +97,7 @@ def load_data(
     for name in extra_names:
         extra = data_pipeline.load_translation_splits(name, [train_split], data_dir)
         pairs[train_split] = pairs[train_split].concatenate(extra[train_split])
-    with writing(os.path.join(workdir, "spm.model")):
+    with writing(os.path.join(workdir, data_pipeline.tokenizer.model_file())):
         tokenizer = data_pipeline.load_or_train_tokenizer(
             workdir,
             pairs[train_split],

@@ -11,8 +11,8 @@ def make_strategy(distribution: str, tpu_address: str = "") -> tf.distribute.Str
     """Returns the strategy for ``"default" | "mirrored" | "multi_worker" | "tpu"``.
 
     ``multi_worker`` reads the cluster from the ``TF_CONFIG`` environment variable, as
-    ``tf.distribute.MultiWorkerMirroredStrategy`` does; ``tpu`` connects to ``tpu_address``
-    ("" = the local or Colab/Cloud TPU).
+    ``tf.distribute.MultiWorkerMirroredStrategy`` does; ``tpu`` connects to ``tpu_address`` (a
+    Cloud TPU name, ``grpc://host:port``, ``"local"`` for a TPU VM's own; ``""``: ``TPU_NAME``).
 
     Example:
         >>> strategy = make_strategy("mirrored")   # all local GPUs (or the CPU)

@@ -6,9 +6,9 @@ import tensorflow as tf
 
 
 # Compiled by XLA, which fuses the passes over the (batch, length, vocab) logits that the separate
-# kernels make one by one: forward and backward 1.6x faster on a 2-core CPU, ~5 % of a whole
-# training step (README, "Measured performance"). One compilation (~0.2 s) per logits shape:
-# ~50 shapes for Multi30k's bucketed batches, all seen in the first epoch.
+# kernels make one by one: forward and backward 1.6x faster on a 2-core CPU, a training step 373
+# instead of 407 ms (docs/PERFORMANCE.md, "What made the training step faster"). One compilation
+# (~0.2 s) per logits shape: ~50 shapes for Multi30k's bucketed batches, all in the first epoch.
 @tf.function(jit_compile=True)
 def label_smoothed_loss(
     logits: tf.Tensor, targets: tf.Tensor, label_smoothing: float, pad_id: int = 0

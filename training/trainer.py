@@ -5,7 +5,7 @@ resumes from the last complete checkpoint that reads (model, optimizer, step and
 the data iterator), and a finished run says so and returns. A write the file system refuses (a
 full disk, a read-only directory) stops the run with a :class:`common.storage.StorageError` that
 names the file and the checkpoint a rerun resumes from. The model and optimizer come from
-``training.builders``, the data from ``training.data``.
+``workdir.model`` and ``training.optimizer``, the data from ``training.data``.
 """
 
 from __future__ import annotations
@@ -24,20 +24,24 @@ from absl import logging
 from tqdm import tqdm
 
 import data_pipeline
+from common.errors import UserError
 from common.files import atomic_write_text, read_json, write_json
 from common.metrics import bleu
 from common.storage import writing
-from decoding import ModelTranslator, SearchOptions
-from training import checkpoints, distribute
+from decoding.options import SearchOptions
+from decoding.translator import ModelTranslator
 from training import config as config_lib
-from training.builders import build_model, build_optimizer
+from training import distribute
 from training.cpu import bfloat16_speed_warning, read_cpuinfo
 from training.data import changed_settings, data_settings, load_data, training_batches
 from training.loss import label_smoothed_loss
+from training.optimizer import build_optimizer
 from training.step import make_replica_step
+from workdir import checkpoints
+from workdir.model import build_model
 
 
-class TrainingError(RuntimeError):
+class TrainingError(UserError, RuntimeError):
     """Training cannot go on (e.g. a non-finite loss); the message says why and what is intact."""
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import BOS_ID, EOS_ID, PAD_ID, gnmt_length_penalty
+from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from decoding.beam import gnmt_length_penalty
 from transformer.model import Transformer
 
 SOURCE_VOCAB, TARGET_VOCAB = 40, 30

@@ -3,16 +3,11 @@ from dataclasses import replace
 import numpy as np
 import tensorflow as tf
 
-from decoding import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    SearchOptions,
-    beam_search,
-    gnmt_length_penalty,
-    greedy_search,
-)
+from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from decoding.beam import beam_search, gnmt_length_penalty
 from decoding.common import output_length_limits
+from decoding.greedy import greedy_search
+from decoding.options import SearchOptions
 
 # Short limits keep the tests fast: round(1.0 * source_length + 4) tokens.
 LENGTHS = SearchOptions(max_length_ratio=1.0, max_length_offset=4)

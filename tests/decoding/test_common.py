@@ -4,7 +4,6 @@ import tensorflow as tf
 
 from decoding.common import (
     forbid_tokens,
-    output_length_limit,
     output_length_limits,
     top_k_allowed,
     trim_output,
@@ -42,7 +41,7 @@ def test_the_python_limit_equals_the_tensorflow_one(options):
     lengths = np.arange(0, 41)
     source = tf.constant((np.arange(40) < lengths[:, None]).astype(np.int32) * 5)
     expected, _ = limits_of(source, **options)
-    computed = [output_length_limit(int(n), SearchOptions(**options)) for n in lengths]
+    computed = [SearchOptions(**options).output_length_limit(int(n)) for n in lengths]
     assert computed == expected
 
 

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import BOS_ID, Ensemble, SearchOptions, beam_search, greedy_search
+from common.special_tokens import BOS_ID
+from decoding.beam import beam_search
+from decoding.ensemble import Ensemble
+from decoding.greedy import greedy_search
+from decoding.options import SearchOptions
 
 # Short limits keep the tests fast: round(1.0 * source_length + 4) tokens.
 LENGTHS = SearchOptions(max_length_ratio=1.0, max_length_offset=4)

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import BOS_ID, EOS_ID, PAD_ID, SearchOptions, greedy_search, reference_greedy_search
+from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from decoding.common import output_length_limits
+from decoding.greedy import greedy_search, reference_greedy_search
+from decoding.options import SearchOptions
 
 # Short limits keep the tests fast: round(1.0 * source_length + 4) tokens.
 LENGTHS = SearchOptions(max_length_ratio=1.0, max_length_offset=4)

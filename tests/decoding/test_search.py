@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from decoding import SearchOptions, beam_search, decode, greedy_search
+from decoding.beam import beam_search
+from decoding.greedy import greedy_search
+from decoding.options import SearchOptions
+from decoding.search import decode
 
 LENGTHS = SearchOptions(max_length_ratio=1.0, max_length_offset=4)
 

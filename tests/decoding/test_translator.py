@@ -3,7 +3,8 @@ import pytest
 import tensorflow as tf
 
 from decoding.options import SearchOptions
-from decoding.translator import ModelTranslator, pad_to_buckets, truncation_warnings
+from decoding.protocol import truncation_warnings
+from decoding.translator import ModelTranslator, pad_to_buckets
 from inference.loading import load_model
 
 

@@ -6,6 +6,8 @@ import functools
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import ctranslate2
 import keras
@@ -14,12 +16,17 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline import Tokenizer
-from decoding import ModelTranslator, SearchOptions
-from decoding.translator import encode_sources
-from inference.ctranslate2_export import ExportError, export_ctranslate2
-from inference.ctranslate2_translator import CTranslate2Translator, choose_length_penalty
+from decoding.options import SearchOptions
+from decoding.translator import ModelTranslator, encode_sources
+from inference.ctranslate2_export import (
+    choose_length_penalty,
+    export_ctranslate2,
+    export_with_length_penalty,
+)
+from inference.ctranslate2_files import ExportError
+from inference.ctranslate2_translator import CTranslate2Translator
 from inference.evaluation import read_split
-from tests.script_runner import run_in_process
+from tests.script_runner import REPO_ROOT, run_in_process
 from transformer import Transformer
 
 ARCHITECTURES = {
@@ -146,8 +153,9 @@ def copy_translators(copy_model, tokenizer, validation_sentences):
     for beam_size in (1, 4):
         options = SearchOptions(beam_size=beam_size, length_penalty=0.0)
         translator = ModelTranslator(copy_model, tokenizer, options, max_source_length=48)
-        translators[beam_size] = translator, translator.translate(
-            validation_sentences, progress=False
+        translators[beam_size] = (
+            translator,
+            translator.translate(validation_sentences, progress=False),
         )
     return translators
 
@@ -192,8 +200,49 @@ def test_length_penalty_is_chosen_by_bleu(copy_model, tokenizer, tmp_path):
     assert set(scores) == {0.0, 1.0} and scores[best] == max(scores.values())
 
 
+def test_the_length_penalty_flow_reads_validation_only_to_choose(tiny_run, tmp_path):
+    """Given, or greedy search (0): exported as is, no data read (the work directory's data set
+    is missing here); else chosen on validation (test_export_and_translate_scripts)."""
+    workdir = tmp_path / "run"
+    shutil.copytree(tiny_run[0], workdir, ignore=shutil.ignore_patterns("eval", "saved_model*"))
+    config = json.loads((workdir / "config.json").read_text())
+    config["data"]["name"] = f"text:{tmp_path / 'missing'}:de-en"
+    (workdir / "config.json").write_text(json.dumps(config))
+    tokenizer = Tokenizer.from_file(str(workdir / "spm.model"))
+    model = random_model(tokenizer)
+    for beam_size, given, expected in [(4, 0.4, 0.4), (1, None, 0.0)]:
+        translator = ModelTranslator(model, tokenizer, SearchOptions(beam_size=beam_size))
+        export = export_with_length_penalty(
+            translator, str(workdir), str(tmp_path / "ct2"), "int8", given
+        )
+        assert (export.length_penalty, export.scores) == (expected, {})
+        assert decoding_settings(export.path)["length_penalty"] == expected
+    translator = ModelTranslator(model, tokenizer, SearchOptions(beam_size=4))
+    with pytest.raises(Exception, match="missing"):
+        export_with_length_penalty(translator, str(workdir), str(tmp_path / "ct2_chosen"))
+    assert not (tmp_path / "ct2_chosen").exists()  # the data is read before exporting
+
+
+def test_running_an_export_imports_no_tensorflow(tokenizer, tmp_path):
+    translator = ModelTranslator(random_model(tokenizer), tokenizer)
+    path = export_ctranslate2(translator, str(tmp_path / "ct2"), "int8")
+    expected = CTranslate2Translator(path, threads=1).translate(SENTENCES, progress=False)
+    script = (
+        "import sys\n"
+        "from inference.ctranslate2_translator import CTranslate2Translator\n"
+        f"translator = CTranslate2Translator({path!r}, threads=1)\n"
+        f"print(repr(translator.translate({SENTENCES!r}, progress=False)))\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'tensorflow'))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.splitlines() == [repr(expected), "[]"]
+
+
 def test_an_ensemble_or_a_bad_quantization_is_a_clear_error(tokenizer, tmp_path):
-    from decoding import Ensemble
+    from decoding.ensemble import Ensemble
 
     model = random_model(tokenizer)
     with pytest.raises(ExportError, match="--ensemble cannot be exported"):
@@ -253,7 +302,7 @@ def test_export_and_translate_scripts(small_validation_workdir, tmp_path, monkey
         f"--output={export}",
     )
     assert completed.returncode == 0, completed.stderr
-    assert "Choosing the length penalty on validation (20 sentences):" in completed.stdout
+    assert "The length penalty, chosen on validation:" in completed.stdout
     assert "length penalty 0.0:" in completed.stdout  # chosen on the validation split
     assert decoding_settings(export)["beam_size"] == 2
     inputs = tmp_path / "in.txt"

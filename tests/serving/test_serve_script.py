@@ -6,11 +6,13 @@ import asyncio
 import concurrent.futures
 import signal
 import socket
+import subprocess
+import sys
 import time
 
 import httpx2
 
-from tests.script_runner import run_in_process
+from tests.script_runner import REPO_ROOT, run_in_process
 
 
 def test_row_columnar_status_metadata_and_every_bad_input_then_it_still_answers(
@@ -153,3 +155,19 @@ def test_bad_command_lines_and_missing_models_are_one_line_errors(tmp_path, shou
             assert completed.returncode == 1, (args, completed.stderr)
             assert last_line.startswith("error: ") and message in last_line, (args, last_line)
             assert "Traceback" not in completed.stderr
+
+
+def test_a_bad_command_line_fails_before_tensorflow_is_imported():
+    script = (
+        "import runpy, sys\n"
+        "sys.argv = ['serve.py', '--saved_model=x', '--max_batch_size=0']\n"
+        "try:\n"
+        "    runpy.run_path('serve.py', run_name='__main__')\n"
+        "except SystemExit as exit:\n"
+        "    print(exit.code, 'tensorflow' in sys.modules)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert completed.stdout.startswith("error: bad command line: flag --max_batch_size=0")
+    assert completed.stdout.endswith(" False\n"), completed.stdout

@@ -8,9 +8,10 @@ import pytest
 import tensorflow as tf
 
 from common.storage import StorageError
-from inference.loading import build_workdir_model, load_model
+from inference.loading import load_model
 from training.averaging import average_checkpoints, last_checkpoints
-from training.checkpoints import UnreadableCheckpointError, checkpoint_key, model_variables
+from workdir.checkpoints import UnreadableCheckpointError, checkpoint_key, model_variables
+from workdir.model import build_workdir_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

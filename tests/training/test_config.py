@@ -1,8 +1,9 @@
 import pytest
 
+from common.errors import ConfigError
 from configs import base, multi30k_de_en, multi30k_en_de, ted_hrlr_pt_en, tiny, wmt14_de_en_base
-from tests.script_runner import REPO_ROOT, run_in_process
-from training.config import RETIRED_OPTIONS, ConfigError, config_file_problem, validate
+from tests.script_runner import run_in_process
+from training.config import validate
 
 
 @pytest.mark.parametrize(
@@ -103,28 +104,3 @@ def test_a_cosine_decay_needs_more_steps_than_warmup():
     config.train.steps = config.train.warmup_steps
     with pytest.raises(ConfigError, match=r"config.train.warmup_steps = 1000 is invalid: a cosine"):
         validate(config)
-
-
-@pytest.mark.parametrize("key", sorted(RETIRED_OPTIONS))
-def test_the_retired_options_are_gone_from_the_schema(key):
-    section, name = key.split(".")
-    assert name not in base.get_config()[section]
-
-
-def test_a_config_file_that_cannot_give_a_config_is_one_line_naming_it(tmp_path):
-    tiny_file = REPO_ROOT / "configs" / "tiny.py"
-    assert config_file_problem(str(tiny_file)) is None
-    assert config_file_problem(f"{tiny_file}:an_argument") is None
-    (tmp_path / "star.py").write_text("from configs.tiny import *\n")
-    assert config_file_problem(str(tmp_path / "star.py")) is None
-    (tmp_path / "no_function.py").write_text("from configs import base\n\nconfig = base\n")
-    (tmp_path / "broken.py").write_text("def get_config(:\n    pass\n")
-    expected = {
-        "missing.py": "does not exist; give one of configs/*.py (e.g. --config=configs/multi30k_",
-        "no_function.py": "defines no get_config(), the function that returns the config (see",
-        "broken.py": "is not valid Python: line 1: ",
-    }
-    for name, message in expected.items():
-        problem = config_file_problem(str(tmp_path / name))
-        assert problem.startswith(f"The config file {tmp_path / name} {message}"), problem
-        assert "\n" not in problem

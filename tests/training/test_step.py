@@ -7,9 +7,10 @@ import numpy as np
 import tensorflow as tf
 
 from configs import tiny
-from training.builders import build_model, build_optimizer
 from training.loss import label_smoothed_loss
+from training.optimizer import build_optimizer
 from training.step import make_replica_step
+from workdir.model import build_model
 
 VOCAB_SIZE = 40
 

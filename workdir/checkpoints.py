@@ -1,5 +1,5 @@
-"""Checkpoints of the model's variables, keyed so that they survive Keras' layer naming, and
-the one-line account of a checkpoint that cannot be read.
+"""Checkpoints of the model's variables, keyed so that they survive Keras' layer naming; which
+checkpoint of a work directory to read; the one-line account of one that cannot be read.
 
 ``tf.train.CheckpointManager`` writes a checkpoint's files first and only then replaces the
 ``checkpoint`` state file that names the latest one (an atomic rename), so a run killed in the
@@ -13,11 +13,13 @@ raises one of :data:`READ_ERRORS`, which :func:`cannot_read` describes.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 
 import tensorflow as tf
 
+from common.errors import UserError
 from common.storage import StorageError, writing
 
 # What TensorFlow raises for a checkpoint whose files are missing, truncated or corrupt: an
@@ -45,7 +47,7 @@ def saving(path: str) -> Iterator[None]:
         raise
 
 
-class UnreadableCheckpointError(RuntimeError):
+class UnreadableCheckpointError(UserError, RuntimeError):
     """A checkpoint's files cannot be read; the message names it and says what to do."""
 
 
@@ -81,3 +83,48 @@ def checkpoint_key(variable_key: str) -> str:
     """The key under which ``tf.train.Checkpoint(model=model_variables(model))`` stores the
     variable that ``model_variables`` calls ``variable_key``."""
     return "model/" + variable_key.replace("/", ".S") + "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+CHECKPOINT_CHOICES = ("best", "latest", "averaged")
+# How to get a readable checkpoint of each kind again.
+_REWRITE = {
+    "best": "Use --checkpoint=latest or --checkpoint=averaged instead.",
+    "latest": "Rerun train.py with this --workdir: it resumes from the newest checkpoint that "
+    "reads and writes this one again.",
+    "averaged": "Rerun average_checkpoints.py to write it again.",
+}
+
+
+def checkpoint_path(workdir: str, which: str = "best") -> str:
+    """The checkpoint to use: ``best`` by validation BLEU (falling back to the latest),
+    ``latest``, or ``averaged`` (written by average_checkpoints.py)."""
+    if which not in CHECKPOINT_CHOICES:
+        raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}.")
+    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))
+    if which == "best":
+        path = tf.train.latest_checkpoint(os.path.join(workdir, "best")) or latest
+    elif which == "averaged":
+        path = tf.train.latest_checkpoint(os.path.join(workdir, "averaged"))
+    else:
+        path = latest
+    if path is None:
+        raise FileNotFoundError(
+            f"No {which} checkpoint in {workdir}; train first (or wait for the first checkpoint "
+            "of a running training; for 'averaged' run average_checkpoints.py)."
+        )
+    return path
+
+
+def restore_model(model, workdir: str, which: str = "best") -> str:
+    """Reads the ``which`` checkpoint of ``workdir`` into ``model``'s variables; returns its path.
+    Files that cannot be read raise an :class:`UnreadableCheckpointError` saying how to write them
+    again; no other checkpoint is used in its place."""
+    path = checkpoint_path(workdir, which)
+    checkpoint = tf.train.Checkpoint(model=model_variables(model))
+    try:
+        checkpoint.restore(path).expect_partial().assert_existing_objects_matched()
+    except READ_ERRORS as error:
+        raise UnreadableCheckpointError(
+            f"The {which} checkpoint {cannot_read(path, error)}. {_REWRITE[which]}"
+        ) from error
+    return path

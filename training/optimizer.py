@@ -1,44 +1,15 @@
-"""The model and the optimizer of a config."""
+"""The optimizer of a config (its model: ``workdir.model.build_model``)."""
 
 from __future__ import annotations
 
 import keras
 import ml_collections
-import tensorflow as tf
 
-import data_pipeline
 from training.schedule import make_schedule
-from transformer import Transformer
 
 # Variables that weight decay leaves alone: Dense biases and layer norms' scale and shift. Keras
 # matches the pattern against ``bias`` on some backends and ``.../bias:0`` on TensorFlow's.
 _NOT_DECAYED = [r"(^|/)(bias|gamma|beta)(:\d+)?$"]
-
-
-def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transformer:
-    """The Transformer of ``config.model``, with its variables created.
-
-    Example:
-        >>> model = build_model(configs.tiny.get_config(), vocab_size=40)
-        >>> model.count_params() > 0
-        True
-    """
-    model = Transformer(
-        source_vocab_size=vocab_size,
-        num_layers=config.model.num_layers,
-        num_decoder_layers=config.model.num_decoder_layers,
-        d_model=config.model.d_model,
-        num_heads=config.model.num_heads,
-        d_ff=config.model.d_ff,
-        dropout=config.model.dropout,
-        attention_dropout=config.model.attention_dropout,
-        activation_dropout=config.model.activation_dropout,
-        shared_embeddings=config.model.shared_embeddings,
-        norm_first=config.model.norm_first,
-        pad_id=data_pipeline.PAD_ID,
-    )
-    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))  # creates the variables
-    return model
 
 
 def build_optimizer(config: ml_collections.ConfigDict) -> keras.optimizers.Optimizer:

@@ -14,6 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from common.errors import ConfigError
 from workdir.checkpoints import (
     READ_ERRORS,
     UnreadableCheckpointError,
@@ -69,8 +70,8 @@ def last_checkpoints(workdir: str, count: int) -> list[str]:
         raise FileNotFoundError(f"No checkpoints in {workdir}/checkpoints; train first.")
     paths = list(state.all_model_checkpoint_paths)
     if count > len(paths):
-        raise ValueError(
-            f"Asked to average {count} checkpoints but {workdir} keeps "
-            f"{len(paths)}; raise train.keep_checkpoints or average fewer."
+        raise ConfigError(
+            f"Asked to average {count} checkpoints but {workdir} keeps {len(paths)}: average "
+            f"fewer (--last={len(paths)}), or train with a larger train.keep_checkpoints."
         )
     return paths[-count:]

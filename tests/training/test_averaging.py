@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from common.storage import StorageError
 from inference.loading import load_model
+from tests.script_runner import run_in_process
 from training.averaging import average_checkpoints, last_checkpoints
 from workdir.checkpoints import UnreadableCheckpointError, checkpoint_key, model_variables
 from workdir.model import build_workdir_model
@@ -38,9 +39,13 @@ def test_average_checkpoints_writes_the_mean_weights(tiny_run):
         np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-6, err_msg=variable.path)
 
 
-def test_averaging_more_checkpoints_than_kept_is_a_clear_error(tiny_run):
-    with pytest.raises(ValueError, match="keeps 3"):
-        last_checkpoints(tiny_run[0], 5)
+def test_averaging_more_checkpoints_than_kept_is_one_line(tiny_run):
+    completed = run_in_process("average_checkpoints.py", f"--workdir={tiny_run[0]}", "--last=5")
+    assert completed.returncode == 1 and "Traceback" not in completed.stderr
+    assert completed.stderr.strip() == (
+        f"error: Asked to average 5 checkpoints but {tiny_run[0]} keeps 3: average fewer "
+        "(--last=3), or train with a larger train.keep_checkpoints."
+    )
 
 
 def test_an_unreadable_checkpoint_is_named_and_a_refused_write_keeps_what_was_there(

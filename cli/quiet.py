@@ -32,6 +32,7 @@ HARMLESS = re.compile(
     rb"|oneDNN supports DT_\w+ only on platforms with AVX-512"
     rb"|All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     rb"|^To enable the following instructions: .* rebuild TensorFlow with the appropriate"
+    rb"|^INFO:tensorflow:"  # its Python logger's informational lines ("Assets written to: ...")
 )
 
 

@@ -25,20 +25,17 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         >>> data_settings(configs.tiny.get_config(), 1)["data.max_length"]
         48
     """
-    settings = {
+    return {
         "data.name": config.data.name,
         "data.train_split": config.data.train_split,
         "data.max_length": config.data.max_length,
         "data.tokens_per_batch": config.data.tokens_per_batch,
         "data.shuffle_seed": config.data.shuffle_seed,
         "tokenizer.sampling_alpha": config.tokenizer.sampling_alpha,
+        "data.extra_train_data": config.data.extra_train_data,
         "train.seed": config.train.seed,
         "workers": num_workers,
     }
-    # Added later: it counts only when set, so positions saved before it existed still fit.
-    if config.data.extra_train_data:
-        settings["data.extra_train_data"] = config.data.extra_train_data
-    return settings
 
 
 def changed_settings(saved: dict, current: dict) -> str | None:

@@ -216,8 +216,8 @@ class _Trainer:
         key = "settings/.ATTRIBUTES/VARIABLE_VALUE"
         if not reader.has_tensor(key):
             return (
-                f"The data position of step {self.step} was saved without its data settings "
-                "(by an older version), so it cannot be checked against this pipeline"
+                f"The data position of step {self.step} was saved without its data settings, "
+                "so it cannot be checked against this pipeline"
             )
         differences = changed_settings(json.loads(reader.get_tensor(key)), self.data_settings)
         if differences:

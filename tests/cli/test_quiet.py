@@ -24,6 +24,7 @@ from tests.script_runner import REPO_ROOT
         b"To enable the following instructions: AVX2 FMA, in other operations, rebuild TensorFlow "
         b"with the appropriate compiler flags.",
         b"normalizer.cc(51) LOG(INFO) precompiled_charsmap is empty. use identity normalization.",
+        b"INFO:tensorflow:Assets written to: /tmp/run/.saved_model.tmp-4_3qtdal/assets",
     ],
 )
 def test_tensorflow_start_up_lines_are_noise(line):

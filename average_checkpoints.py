@@ -7,8 +7,8 @@ export.py.
 from absl import flags
 
 from cli.errors import run_main
+from rundir.model import build_workdir_model
 from training.averaging import average_checkpoints, last_checkpoints
-from workdir.model import build_workdir_model
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Training work directory.", required=True)
 _LAST = flags.DEFINE_integer("last", 5, "How many of the newest checkpoints to average.")

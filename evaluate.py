@@ -17,7 +17,7 @@ from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from inference.evaluation import evaluate_split
-from workdir.config import load_config
+from rundir.config import load_config
 
 _TRANSLATOR = define_translator_flags()
 _SPLIT = flags.DEFINE_string(

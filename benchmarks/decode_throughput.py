@@ -141,7 +141,7 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
     from inference.evaluation import read_split
     from inference.export import SavedModelTranslator, export_saved_model
     from inference.loading import load_translator
-    from workdir.config import load_config
+    from rundir.config import load_config
 
     config = load_config(workdir)
     data_dir = config.data.data_dir or None

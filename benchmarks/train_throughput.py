@@ -195,8 +195,8 @@ def synthetic(shape: harness.Shape, fp32_peak: float) -> None:
 def multi30k() -> None:
     """Useful target tokens/s on the De->En config's real batches, made as training makes them."""
     from configs import multi30k_de_en
+    from rundir.model import build_model
     from training.data import load_data, training_batches
-    from workdir.model import build_model
 
     config = multi30k_de_en.get_config()
     precision = _PRECISIONS.value[-1]

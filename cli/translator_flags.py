@@ -9,7 +9,7 @@ from absl import flags
 
 from decoding.translator import ModelTranslator
 from inference.loading import load_translator
-from workdir.checkpoints import CHECKPOINT_CHOICES
+from rundir.checkpoints import CHECKPOINT_CHOICES
 
 
 @dataclasses.dataclass(frozen=True)

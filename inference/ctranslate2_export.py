@@ -48,9 +48,9 @@ from inference.ctranslate2_files import (
 )
 from inference.ctranslate2_translator import CTranslate2Translator
 from inference.evaluation import read_split
+from rundir.config import load_config
 from transformer import Transformer
 from transformer.embedding import positional_encoding
-from workdir.config import load_config
 
 LENGTH_PENALTY_CANDIDATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2)
 LAYER_NORM_EPSILON = 1e-6  # transformer.normalization.LayerNormalization's default, our layers'

@@ -2,7 +2,7 @@
 checkpoint, with the decoding options of its config.
 
 A checkpoint whose files are truncated or corrupt stops the loading with an
-:class:`~workdir.checkpoints.UnreadableCheckpointError` naming it and saying how to write it
+:class:`~rundir.checkpoints.UnreadableCheckpointError` naming it and saying how to write it
 again; no other checkpoint is used in its place.
 
 Example:
@@ -22,10 +22,10 @@ from data_pipeline.tokenizer import Tokenizer
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator
+from rundir.checkpoints import restore_model
+from rundir.config import load_config
+from rundir.model import build_workdir_model
 from transformer.model import Transformer
-from workdir.checkpoints import restore_model
-from workdir.config import load_config
-from workdir.model import build_workdir_model
 
 
 def load_model(workdir: str, which: str = "best") -> tuple[Transformer, Tokenizer, str]:

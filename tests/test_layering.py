@@ -1,7 +1,7 @@
 """Dependencies point one way (the README's Layout): each package imports its own modules and
 the layers below it, never a layer beside or above it.
 
-    common  <-  transformer, data_pipeline  <-  decoding  <-  workdir  <-  training | inference
+    common  <-  transformer, data_pipeline  <-  decoding  <-  rundir  <-  training | inference
         <-  cli, configs  <-  the scripts, benchmarks
 
 training and inference sit side by side and never import each other. serving (the server of
@@ -22,7 +22,7 @@ RANKS = {
     "transformer": 1,
     "data_pipeline": 1,
     "decoding": 2,
-    "workdir": 3,
+    "rundir": 3,
     "training": 4,
     "inference": 4,
     "cli": 5,
@@ -88,9 +88,9 @@ def test_the_rules_catch_imports_that_point_the_wrong_way(tmp_path):
     bad.write_text("from inference.evaluation import evaluate_split\nimport decoding.beam\n")
     assert project_imports(bad) == {"inference", "decoding"}
     assert not allowed("training", "inference") and not allowed("inference", "training")
-    assert not allowed("decoding", "workdir") and not allowed("common", "data_pipeline")
+    assert not allowed("decoding", "rundir") and not allowed("common", "data_pipeline")
     assert not allowed("serving", "inference") and not allowed("cli", "serving")
-    assert allowed("inference", "workdir") and allowed("script", "serving")
+    assert allowed("inference", "rundir") and allowed("script", "serving")
 
 
 def test_serve_py_needs_the_serving_package_and_the_quiet_start_only():

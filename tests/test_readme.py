@@ -14,8 +14,8 @@ import pytest
 
 from inference.export import export_saved_model
 from inference.loading import load_translator
+from rundir.model import build_workdir_model
 from training.averaging import average_checkpoints, last_checkpoints
-from workdir.model import build_workdir_model
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from common.errors import ConfigError
-from workdir.checkpoints import (
+from rundir.checkpoints import (
     READ_ERRORS,
     UnreadableCheckpointError,
     cannot_read,

@@ -1,4 +1,4 @@
-"""The optimizer of a config (its model: ``workdir.model.build_model``)."""
+"""The optimizer of a config (its model: ``rundir.model.build_model``)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ resumes from the last complete checkpoint that reads (model, optimizer, step and
 the data iterator), and a finished run says so and returns. A write the file system refuses (a
 full disk, a read-only directory) stops the run with a :class:`common.storage.StorageError` that
 names the file and the checkpoint a rerun resumes from. The model and optimizer come from
-``workdir.model`` and ``training.optimizer``, the data from ``training.data``.
+``rundir.model`` and ``training.optimizer``, the data from ``training.data``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from common.metrics import bleu
 from common.storage import writing
 from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator
+from rundir import checkpoints
+from rundir.model import build_model
 from training import config as config_lib
 from training import distribute
 from training.cpu import bfloat16_speed_warning, read_cpuinfo
@@ -37,8 +39,6 @@ from training.data import changed_settings, data_settings, load_data, training_b
 from training.loss import label_smoothed_loss
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
-from workdir import checkpoints
-from workdir.model import build_model
 
 
 class TrainingError(UserError, RuntimeError):

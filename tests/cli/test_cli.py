@@ -8,9 +8,9 @@ import tensorflow as tf
 
 from cli.errors import config_file_problem, error_line, run_main
 from data_pipeline.errors import DataError
+from rundir.checkpoints import UnreadableCheckpointError
 from tests.script_runner import REPO_ROOT, run_in_process
 from training.trainer import TrainingError
-from workdir.checkpoints import UnreadableCheckpointError
 
 FULL = "/w/checkpoints/ckpt-30_temp/part-00000-of-00001.data-00000; No space left on device"
 

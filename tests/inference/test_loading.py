@@ -10,7 +10,7 @@ from common.errors import ConfigError
 from decoding.ensemble import Ensemble
 from inference.export import SavedModelTranslator, export_saved_model
 from inference.loading import load_model, load_translator
-from workdir.checkpoints import UnreadableCheckpointError
+from rundir.checkpoints import UnreadableCheckpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

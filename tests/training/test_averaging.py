@@ -9,10 +9,10 @@ import tensorflow as tf
 
 from common.storage import StorageError
 from inference.loading import load_model
+from rundir.checkpoints import UnreadableCheckpointError, checkpoint_key, model_variables
+from rundir.model import build_workdir_model
 from tests.script_runner import run_in_process
 from training.averaging import average_checkpoints, last_checkpoints
-from workdir.checkpoints import UnreadableCheckpointError, checkpoint_key, model_variables
-from workdir.model import build_workdir_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

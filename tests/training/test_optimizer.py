@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 
 from configs import tiny
+from rundir.model import build_model
 from training.optimizer import build_optimizer
-from workdir.model import build_model
 
 
 @pytest.mark.parametrize("weight_decay", [0.0, 0.5])

@@ -7,10 +7,10 @@ import numpy as np
 import tensorflow as tf
 
 from configs import tiny
+from rundir.model import build_model
 from training.loss import label_smoothed_loss
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
-from workdir.model import build_model
 
 VOCAB_SIZE = 40
 

@@ -6,8 +6,8 @@ import pytest
 
 from common.errors import ConfigError
 from configs import base, tiny
-from workdir.config import load_config
-from workdir.model import build_model, model_keys
+from rundir.config import load_config
+from rundir.model import build_model, model_keys
 
 
 def test_the_config_keys_of_the_model_are_the_transformer_arguments():

@@ -1,0 +1,51 @@
+"""The Transformer of a config: ``config.model``'s keys are the model's hyper-parameters."""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import ml_collections
+import tensorflow as tf
+
+from common.errors import ConfigError
+from common.special_tokens import PAD_ID
+from data_pipeline.tokenizer import Tokenizer, model_file
+from rundir.config import CONFIG_FILE, load_config
+from transformer.model import Transformer
+
+# Transformer arguments that come from the tokenizer, not from config.model.
+_NOT_IN_CONFIG = {"self", "source_vocab_size", "target_vocab_size", "pad_id", "kwargs"}
+
+
+def model_keys() -> set[str]:
+    """The keys of ``config.model``: the Transformer's hyper-parameters, named as its arguments."""
+    return set(inspect.signature(Transformer.__init__).parameters) - _NOT_IN_CONFIG
+
+
+def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transformer:
+    """The Transformer of ``config.model``, with its variables created; a ConfigError names a
+    key that is missing or unknown (a config.json written by another version of this code).
+
+    Example:
+        >>> model = build_model(configs.tiny.get_config(), vocab_size=40)
+        >>> model.count_params() > 0
+        True
+    """
+    given, expected = set(config.model), model_keys()
+    for problem, keys in (("lacks", expected - given), ("has an unknown key", given - expected)):
+        if keys:
+            raise ConfigError(
+                f"The config {problem} model.{sorted(keys)[0]}: it was written by another version "
+                f"of this code (for a work directory's {CONFIG_FILE}: train it again with this "
+                "version, or use the version that trained it)."
+            )
+    model = Transformer(source_vocab_size=vocab_size, pad_id=PAD_ID, **config.model)
+    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))  # creates the variables
+    return model
+
+
+def build_workdir_model(workdir: str) -> tuple[Transformer, Tokenizer]:
+    """The float32 model of a work directory's config (untrained weights) and its tokenizer."""
+    tokenizer = Tokenizer.from_file(os.path.join(workdir, model_file()))
+    return build_model(load_config(workdir), tokenizer.vocab_size), tokenizer

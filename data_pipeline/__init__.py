@@ -18,7 +18,7 @@ from data_pipeline.batching import (
     make_batches,
     make_batches_with_stats,
 )
-from data_pipeline.datasets import language_pair, load_translation_splits
+from data_pipeline.datasets import language_pair, load_training_split, load_translation_splits
 from data_pipeline.errors import DataError
 from data_pipeline.multi30k import Multi30k
 from data_pipeline.raw_text import read_lines, read_parallel
@@ -46,6 +46,7 @@ __all__ = [
     "default_bucket_boundaries",
     "language_pair",
     "load_or_train_tokenizer",
+    "load_training_split",
     "load_translation_splits",
     "make_batches",
     "make_batches_with_stats",

@@ -6,22 +6,25 @@ Each batch is a dict of int32 tensors padded with `PAD_ID`:
 * `target_in`  [B, T]: BOS followed by the target ids (decoder input);
 * `target_out` [B, T]: the target ids followed by EOS (what the decoder must predict).
 
-Pipeline: parallel tokenization of batches of 1,024 pairs -> `cache()` of the tokenized batches
--> length filter (per batch) -> unbatch -> seeded `shuffle` -> optional `repeat` ->
-`bucket_by_sequence_length` (ragged batches) -> pad each batch to its longest example ->
-`prefetch`. With a sampling tokenizer (subword
-regularisation, `Tokenizer.sampling`) nothing is cached: every pass reads and tokenizes the
-strings anew, so each epoch sees new segmentations; the filtering counts then come from the
-first pass.
+Pipeline: seeded `shuffle` of the string pairs in a buffer of at most `shuffle_buffer` pairs
+(reshuffled every epoch) -> parallel tokenization of batches of 1,024 pairs -> length filter
+(per batch) -> unbatch -> optional `repeat` -> `bucket_by_sequence_length` (ragged batches) ->
+pad each batch to its longest example -> `prefetch`. Nothing of the data set is held in memory
+but the shuffle buffer (about 150 bytes a pair of strings), and the buffer is all a saved
+iterator position holds besides a few batches: streamed from disk (`data_pipeline.prepared`),
+a corpus of millions of pairs trains in bounded memory with checkpoints of a few MB. Without
+shuffling (validation) the tokenized batches are cached (`cache=True`). A sampling tokenizer
+(subword regularisation, `Tokenizer.sampling`) tokenizes every pass anew, so each epoch sees
+new segmentations.
 
-Shuffling (before bucketing, reshuffled every epoch) is deterministic for a given `seed` and
-TensorFlow global seed. The pipeline's structure depends only on the arguments and the number of
-pairs, never on sampled segmentations, so an iterator position saved with
-`tf.train.Checkpoint(iterator=...)` restores into the same pipeline built again.
+Shuffling is deterministic for a given `seed` and TensorFlow global seed. The pipeline's
+structure depends only on the arguments and the number of pairs counted (below), never on
+sampled segmentations, so an iterator position saved with `tf.train.Checkpoint(iterator=...)`
+restores into the same pipeline built again.
 
 Lengths count BOS/EOS: an example's length is `max(len(source), len(target_in))`. Examples
-longer than `max_length` are dropped, and counted: one pass over the tokenized data (which
-also fills the cache) computes `BatchStats` and logs "filtered N of M examples ...".
+longer than `max_length` are dropped; a pass over the first `stats_sample` pairs (all of a
+smaller data set) counts them in `BatchStats` and logs "filtered N of M examples ...".
 
 Token budget. Bucket `i` holds lengths in `[b_(i-1), b_i)` and has batch size
 `tokens_per_batch // (b_i - 1)`; a batch is padded to its longest element (< b_i), so
@@ -46,12 +49,14 @@ from absl import logging
 from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 
 _TOKENIZE_BATCH = 1024
+SHUFFLE_BUFFER = 50_000  # pairs of strings: about 7.5 MB in memory and in a saved position
+STATS_SAMPLE = 100_000  # pairs counted for BatchStats (and the shuffle buffer of a smaller set)
 _LENGTH = "length"  # Internal: max(len(source), len(target_in)) of an example.
 
 
 @dataclasses.dataclass(frozen=True)
 class BatchStats:
-    """Counts from the length-filtering pass.
+    """Counts from the length-filtering pass over the first `STATS_SAMPLE` pairs.
 
     Example:
         >>> BatchStats(total=10, kept=9, too_long_source=1, too_long_target=0,
@@ -195,7 +200,8 @@ def make_batches_with_stats(
     cache: bool = True,
     bucket_boundaries: Sequence[int] | None = None,
     target_tokenizer: Tokenizer | None = None,
-    shuffle_buffer: int = 1_000_000,
+    shuffle_buffer: int = SHUFFLE_BUFFER,
+    stats_sample: int = STATS_SAMPLE,
 ) -> tuple[tf.data.Dataset, BatchStats]:
     """`make_batches`, also returning the length-filtering counts.
 
@@ -215,13 +221,10 @@ def make_batches_with_stats(
         raise ValueError(f"pairs must yield (source, target) tf.string scalars, got {spec}.")
     target_tokenizer = target_tokenizer or tokenizer
     tokenize = _tokenize_fn(tokenizer, target_tokenizer)
-    # A sampling tokenizer must tokenize every pass anew, so nothing is cached: the strings are
-    # read again each epoch (a memory cache of them made restored iterators fail intermittently).
+    # A sampling tokenizer must tokenize every pass anew, so nothing is cached.
     varies = bool(tokenizer.sampling_alpha or target_tokenizer.sampling_alpha)
-    tokenized = pairs.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
-    if cache and not varies:
-        tokenized = tokenized.cache()  # Tokenized batches (ragged).
-    stats = _length_stats(tokenized, max_length)  # Also fills the cache.
+    sample = pairs.take(stats_sample).batch(_TOKENIZE_BATCH)
+    stats = _length_stats(sample.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE), max_length)
     logging.info(
         "make_batches: filtered %d of %d examples longer than max_length=%d tokens "
         "(source too long: %d, target too long: %d); kept %d.",
@@ -233,13 +236,16 @@ def make_batches_with_stats(
             f"No examples left: all {stats.total} examples are longer than "
             f"max_length={max_length} (or the data set is empty)."
         )
-    # Filtering whole batches, then unbatching, is much cheaper than a per-example filter.
-    ds = tokenized.map(_filter_fn(max_length), num_parallel_calls=tf.data.AUTOTUNE).unbatch()
+    ds = pairs
     if shuffle:
         # The buffer size is part of a saved iterator position, so it must come out the same
-        # every time the pipeline is built: `stats.total` does, whereas with a sampling tokenizer
-        # `stats.kept` varies from pass to pass (and a restored position would not fit).
+        # every time the pipeline is built: `stats.total` does (it counts pairs, not kept ones).
         ds = ds.shuffle(min(stats.total, shuffle_buffer), seed=seed, reshuffle_each_iteration=True)
+    tokenized = ds.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    if cache and not shuffle and not varies:
+        tokenized = tokenized.cache()  # Tokenized batches (ragged), in memory: small sets only.
+    # Filtering whole batches, then unbatching, is much cheaper than a per-example filter.
+    ds = tokenized.map(_filter_fn(max_length), num_parallel_calls=tf.data.AUTOTUNE).unbatch()
     if repeat:
         ds = ds.repeat()
     # Examples are 1-D ragged tensors: bucket them into ragged batches, then pad each batch to
@@ -265,6 +271,7 @@ def make_batches(
     cache: bool = True,
     bucket_boundaries: Sequence[int] | None = None,
     target_tokenizer: Tokenizer | None = None,
+    shuffle_buffer: int = SHUFFLE_BUFFER,
 ) -> tf.data.Dataset:
     """Token-budget batches `{"source", "target_in", "target_out"}`; see the module docstring.
 
@@ -287,5 +294,6 @@ def make_batches(
         cache=cache,
         bucket_boundaries=bucket_boundaries,
         target_tokenizer=target_tokenizer,
+        shuffle_buffer=shuffle_buffer,
     )
     return batches

@@ -18,7 +18,11 @@
 
   Text corpora are read into memory and validated up front (see `data_pipeline.text_corpus`
   and `data_pipeline.raw_text`): equal line counts on both sides and valid UTF-8, or a
-  `DataError` naming the file. `data_dir` and `rebuild` do not apply to them.
+  `DataError` naming the file. `rebuild` does not apply to them.
+
+`load_training_split` streams a training split instead, in bounded memory and with its pairs
+counted: a text corpus's split prepared once into shuffled shards under `data_dir`
+(`data_pipeline.prepared`), a TFDS split with its shard order shuffled on every pass.
 
 Every returned `tf.data.Dataset` yields `(source, target)` pairs of `tf.string` scalars.
 
@@ -29,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 import tensorflow as tf
@@ -39,6 +44,7 @@ from data_pipeline import multi30k
 from data_pipeline import text_corpus as text_corpus_lib
 from data_pipeline.errors import DataError
 
+PREPARED_TEXT = "prepared_text"  # under data_dir: text corpora's prepared training splits
 _USAGE = (
     "Use a TFDS translation set as 'dataset/config' (e.g. 'multi30k/de-en', "
     "'ted_hrlr_translate/pt_to_en', 'wmt14_translate/de-en'), or your own files: "
@@ -83,9 +89,49 @@ def load_translation_splits(
     return _load_tfds(name, splits, data_dir, rebuild)
 
 
+def load_training_split(
+    name: str, split: str, data_dir: str | None = None, seed: int = 0
+) -> tuple[tf.data.Dataset, int]:
+    """A training split streamed from disk and its number of pairs: ``(dataset of (source,
+    target) tf.string pairs, count)``. Its pairs come in a shuffled order (prepared so, and
+    shards in a new order on every pass, with ``seed``); a text corpus is prepared under
+    ``data_dir`` (default: TFDS's) the first time.
+
+    Example:
+        >>> pairs, count = load_training_split("text:/data/big:de-en", "train")
+        >>> count
+        4000000
+    """
+    if name.startswith(text_corpus_lib.TEXT + ":"):
+        corpus = text_corpus_lib.TextCorpus.from_spec(name)
+        root = os.path.join(data_dir or tfds.core.constants.DATA_DIR, PREPARED_TEXT)
+        prepared = corpus.prepare(split, root)
+        return prepared.dataset(seed), prepared.pairs
+    builder = _prepared_builder(name, [split], data_dir, rebuild=False)
+    info = builder.info.splits[split]
+    read_config = tfds.ReadConfig(shuffle_seed=seed, shuffle_reshuffle_each_iteration=True)
+    dataset = builder.as_dataset(
+        split=split,
+        as_supervised=True,
+        shuffle_files=info.num_shards > 1,
+        read_config=read_config,
+    )
+    return dataset, info.num_examples
+
+
 def _load_tfds(
     name: str, splits: Sequence[str], data_dir: str | None, rebuild: bool
 ) -> dict[str, tf.data.Dataset]:
+    builder = _prepared_builder(name, splits, data_dir, rebuild)
+    return {
+        split: builder.as_dataset(split=split, as_supervised=True, shuffle_files=False)
+        for split in splits
+    }
+
+
+def _prepared_builder(
+    name: str, splits: Sequence[str], data_dir: str | None, rebuild: bool
+) -> tfds.core.DatasetBuilder:
     builder = _tfds_builder(name, data_dir)
     supervised = _supervised_pair(name, builder)
     _check_split_names(name, splits, builder)  # Before preparing: fail fast when known.
@@ -97,10 +143,7 @@ def _load_tfds(
     builder.download_and_prepare(download_config=tfds.download.DownloadConfig(download_mode=mode))
     _check_split_names(name, splits, builder)
     logging.info("Loaded %s (%s -> %s) from %s", name, *supervised, builder.data_dir)
-    return {
-        split: builder.as_dataset(split=split, as_supervised=True, shuffle_files=False)
-        for split in splits
-    }
+    return builder
 
 
 def language_pair(name: str, data_dir: str | None = None) -> tuple[str, str]:

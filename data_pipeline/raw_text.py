@@ -6,6 +6,9 @@ leading UTF-8 byte-order mark are removed; nothing else is changed (no stripping
 normalisation), so a line read here is the line as written. Errors are `DataError`s naming the
 file (and the 1-based line for undecodable bytes).
 
+`read_parallel` holds both files in memory (validation and test splits); `iter_parallel` streams
+them a line at a time with the same checks (a training split of millions of lines).
+
 Example:
     >>> src, tgt = read_parallel("train.de.gz", "train.en.gz")  # doctest: +SKIP
     >>> len(src) == len(tgt)
@@ -14,10 +17,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
+import itertools
 import os
 import zlib
+from collections.abc import Iterator
 
 import tensorflow as tf
 
@@ -124,3 +130,62 @@ def read_parallel(
     target_lines = read_lines(target_path)
     check_aligned(os.fspath(source_path), source_lines, os.fspath(target_path), target_lines)
     return source_lines, target_lines
+
+
+def _open_lines(path: str, stack: contextlib.ExitStack) -> Iterator[bytes]:
+    """The lines of a plain or gzipped file as bytes, each without its "\\n"; a file that
+    cannot be read to its end raises a DataError naming it."""
+    file = stack.enter_context(tf.io.gfile.GFile(path, "rb"))
+    compressed = file.read(2) == _GZIP_MAGIC
+    file.seek(0)
+    if compressed:
+        file = stack.enter_context(gzip.GzipFile(fileobj=file))
+
+    def lines() -> Iterator[bytes]:
+        try:
+            for line in file:
+                yield line[:-1] if line.endswith(b"\n") else line
+        except (OSError, EOFError, zlib.error) as e:
+            raise DataError(f"{path}: not a readable gzip file ({e}).") from e
+
+    return lines()
+
+
+def _decode_line(data: bytes, path: str, number: int) -> str:
+    try:
+        line = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(decode_message(path, number, e.reason)) from e
+    if number == 1 and line.startswith(_BOM):
+        line = line[1:]
+    return line[:-1] if line.endswith("\r") else line
+
+
+def iter_parallel(
+    source_path: str | os.PathLike, target_path: str | os.PathLike
+) -> Iterator[tuple[str, str]]:
+    """The (source, target) line pairs of two aligned files, read a line at a time (bounded
+    memory), decoded as :func:`read_parallel` does; a `DataError` names the file and line of
+    undecodable bytes, or both line counts when one file ends first.
+
+    Example:
+        >>> sum(1 for _ in iter_parallel("train.de.gz", "train.en.gz"))  # doctest: +SKIP
+        29000
+    """
+    source_path, target_path = os.fspath(source_path), os.fspath(target_path)
+    for path in (source_path, target_path):
+        if not tf.io.gfile.exists(path):
+            raise DataError(f"File not found: {path}.")
+    with contextlib.ExitStack() as stack:
+        sources = _open_lines(source_path, stack)
+        targets = _open_lines(target_path, stack)
+        for number, (source, target) in enumerate(itertools.zip_longest(sources, targets), 1):
+            if source is None or target is None:
+                ended = number - 1  # the lines of the file that ended first
+                other = ended + 1 + sum(1 for _ in (targets if source is None else sources))
+                counts = (ended, other) if source is None else (other, ended)
+                raise DataError(line_count_message(source_path, counts[0], target_path, counts[1]))
+            yield (
+                _decode_line(source, source_path, number),
+                _decode_line(target, target_path, number),
+            )

@@ -7,7 +7,9 @@ Two ways to name one (both used through `data_pipeline.load_translation_splits`)
 * `"text"` plus an explicit mapping `{split: (source_file, target_file)}`.
 
 Files are read with `data_pipeline.raw_text` (strict UTF-8, equal line counts, else a
-`DataError` naming the file and line or both counts) and held in memory.
+`DataError` naming the file and line or both counts): `load` holds a split in memory
+(validation and test splits), `prepare` streams a training split into shuffled shards once
+(`data_pipeline.prepared`) for training in bounded memory.
 
 Example:
     >>> corpus = TextCorpus.from_spec("text:/data/my_corpus:de-en")  # doctest: +SKIP
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 import tensorflow as tf
 from absl import logging
 
-from data_pipeline import raw_text
+from data_pipeline import prepared, raw_text
 from data_pipeline.errors import DataError, missing_files_message
 
 TEXT = "text"
@@ -103,13 +105,8 @@ class TextCorpus:
         """
         return sorted(s for s, (a, b) in self.files.items() if a and b)
 
-    def load(self, split: str) -> tf.data.Dataset:
-        """Reads and validates one split; returns a dataset of (source, target) tf.string pairs.
-
-        Example:
-            >>> TextCorpus.from_spec("text", {"train": ("a.de", "a.en")}).load("train")
-            ... # doctest: +SKIP
-        """
+    def files_of(self, split: str) -> tuple[str, str]:
+        """The (source, target) files of ``split``, or a DataError naming what is missing."""
         if split not in self.files:
             raise DataError(
                 f"Unknown split {split!r} in {self.origin}; available: "
@@ -123,6 +120,27 @@ class TextCorpus:
                 missing_files_message(missing, self.origin, "Add the file, or choose a split "
                                       f"among: {', '.join(self.splits) or 'none'}.")
             )
+        return source_path, target_path
+
+    def prepare(self, split: str, root: str) -> prepared.PreparedSplit:
+        """The split prepared under ``root`` into shuffled TFRecord shards (once; see
+        `data_pipeline.prepared`), to stream it.
+
+        Example:
+            >>> corpus.prepare("train", "/data/prepared").pairs  # doctest: +SKIP
+            4000000
+        """
+        return prepared.prepare(*self.files_of(split), root)
+
+    def load(self, split: str) -> tf.data.Dataset:
+        """Reads and validates one split into memory; returns a dataset of (source, target)
+        tf.string pairs in the files' order.
+
+        Example:
+            >>> TextCorpus.from_spec("text", {"train": ("a.de", "a.en")}).load("train")
+            ... # doctest: +SKIP
+        """
+        source_path, target_path = self.files_of(split)
         source_lines, target_lines = raw_text.read_parallel(source_path, target_path)
         logging.info(
             "Read %d sentence pairs for split %r from %s and %s",

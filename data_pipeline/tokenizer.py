@@ -342,6 +342,9 @@ def load_or_train_tokenizer(
     `side="joint"` (default) trains one vocabulary on source and target sentences together
     (`spm.model`); `"source"` / `"target"` train on one side only (`spm_source.model` /
     `spm_target.model`), for separate vocabularies. Pass the training split only.
+    `input_sentence_size > 0` trains on that many sentences at most: the first pairs of
+    `train_dataset` (both sides of half as many pairs for a joint vocabulary), a random sample
+    when the pairs come shuffled (`load_training_split`); 0 trains on every sentence.
 
     Example:
         >>> train = load_translation_splits("multi30k/de-en", ["train"])["train"]
@@ -364,9 +367,12 @@ def load_or_train_tokenizer(
         model_type, side, vocab_size, path,
     )
     start, counter = time.perf_counter(), [0]
+    if input_sentence_size:  # the sample is ours: SentencePiece trains on all it is given
+        per_pair = 2 if side == "joint" else 1
+        train_dataset = train_dataset.take(-(-input_sentence_size // per_pair))
     train_sentencepiece(
         _sentences(train_dataset, side, counter), prefix, vocab_size, model_type,
-        character_coverage, input_sentence_size=input_sentence_size, seed=seed,
+        character_coverage, seed=seed,
     )
     logging.info(
         "Trained %s on %d sentence pairs in %.1f s", path, counter[0], time.perf_counter() - start

@@ -54,7 +54,7 @@ def run_in_process(script: str, *args: str, stdin: str = "") -> Completed:
         >>> run_in_process("translate.py", "--workdir=/nowhere", "--input=-").returncode
         1
     """
-    import cli  # noqa: F401  (--traceback and the rest of cli's flags stay defined)
+    import cli.errors  # noqa: F401  (its --traceback flag stays defined)
 
     defined = set(flags.FLAGS)
     stdout, stderr = io.StringIO(), io.StringIO()

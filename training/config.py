@@ -21,6 +21,7 @@ RATES = ("model.dropout", *RATES_OR_NONE, "train.label_smoothing")
 POSITIVE_INTS = (
     "data.max_length",
     "data.tokens_per_batch",
+    "data.shuffle_buffer",
     "tokenizer.vocab_size",
     "model.num_layers",
     "model.num_decoder_layers",
@@ -90,6 +91,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "decode.max_length_ratio",
         "decode.max_length_offset",
         "train.eval_max_sentences",
+        "tokenizer.input_sentence_size",
         "tokenizer.sampling_alpha",
     ):
         value = _get(config, key)

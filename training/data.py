@@ -31,6 +31,7 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "data.max_length": config.data.max_length,
         "data.tokens_per_batch": config.data.tokens_per_batch,
         "data.shuffle_seed": config.data.shuffle_seed,
+        "data.shuffle_buffer": config.data.shuffle_buffer,
         "tokenizer.sampling_alpha": config.tokenizer.sampling_alpha,
         "data.extra_train_data": config.data.extra_train_data,
         "train.seed": config.train.seed,
@@ -79,27 +80,31 @@ def extra_train_data(config: ml_collections.ConfigDict) -> list[str]:
 def load_data(
     config: ml_collections.ConfigDict, workdir: str, splits: list[str]
 ) -> tuple[dict[str, tf.data.Dataset], data_pipeline.Tokenizer]:
-    """Returns ``(split -> (source, target) string pairs, tokenizer)``; trains the tokenizer on
-    the training split (with ``data.extra_train_data``'s) the first time, into
-    ``workdir/spm.model`` (a StorageError names that file when the file system refuses it).
+    """Returns ``(split -> (source, target) string pairs, tokenizer)``: ``splits`` read into
+    memory, the training split (with ``data.extra_train_data``'s) streamed from disk
+    (``data_pipeline.load_training_split``). Trains the tokenizer on (a sample of) the training
+    split the first time, into ``workdir/spm.model`` (a StorageError names that file when the
+    file system refuses it).
 
     Example:
         >>> pairs, tokenizer = load_data(config, "/tmp/run", ["validation"])  # doctest: +SKIP
     """
     train_split, data_dir = config.data.train_split, config.data.data_dir or None
     extra_names = extra_train_data(config)  # Checked before any data is read.
-    pairs = data_pipeline.load_translation_splits(
-        config.data.name, sorted({train_split, *splits}), data_dir=data_dir
-    )
+    pairs = data_pipeline.load_translation_splits(config.data.name, splits, data_dir=data_dir)
+    seed = config.data.shuffle_seed
+    train, _ = data_pipeline.load_training_split(config.data.name, train_split, data_dir, seed)
     for name in extra_names:
-        extra = data_pipeline.load_translation_splits(name, [train_split], data_dir)
-        pairs[train_split] = pairs[train_split].concatenate(extra[train_split])
+        extra, _ = data_pipeline.load_training_split(name, train_split, data_dir, seed)
+        train = train.concatenate(extra)
+    pairs[train_split] = train
     with writing(os.path.join(workdir, data_pipeline.tokenizer.model_file())):
         tokenizer = data_pipeline.load_or_train_tokenizer(
             workdir,
             pairs[train_split],
             config.tokenizer.vocab_size,
             config.tokenizer.model_type,
+            input_sentence_size=config.tokenizer.input_sentence_size,
             seed=config.train.seed,
         )
     return pairs, tokenizer
@@ -126,4 +131,5 @@ def training_batches(
         shuffle=True,
         seed=config.data.shuffle_seed,
         repeat=True,
+        shuffle_buffer=config.data.shuffle_buffer,
     )

@@ -43,3 +43,37 @@ def test_read_parallel_counts(tmp_path):
     (tmp_path / "a.en").write_text("a\nb\n", encoding="utf-8")
     with pytest.raises(dp.DataError, match=r"a\.de has 3 lines but .*a\.en has 2 lines"):
         dp.read_parallel(tmp_path / "a.de", tmp_path / "a.en")
+
+
+@pytest.mark.parametrize(
+    "source, target",
+    [
+        (b"a\nb\nc\n", b"A\nB\nC"),  # the last line without its newline
+        ("\ufeffEins\r\nZwei\u2028drei\r\n\n".encode(), gzip.compress(b"One\nTwo\n\n")),
+        (b"", b""),
+    ],
+)
+def test_streamed_pairs_are_the_pairs_read_whole(tmp_path, source, target):
+    (tmp_path / "a.de").write_bytes(source)
+    (tmp_path / "a.en").write_bytes(target)
+    whole = dp.read_parallel(tmp_path / "a.de", tmp_path / "a.en")
+    assert list(raw_text.iter_parallel(tmp_path / "a.de", tmp_path / "a.en")) == list(
+        zip(*whole, strict=True)
+    )
+
+
+def test_streamed_pairs_name_the_file_and_line_or_both_counts(tmp_path):
+    (tmp_path / "a.de").write_text("a\nb\nc\n", encoding="utf-8")
+    (tmp_path / "a.en").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "bad.en").write_bytes("ok\nStraße\nok\n".encode("latin-1"))
+    (tmp_path / "cut.en.gz").write_bytes(gzip.compress(b"ok\nok\nok\n")[:-6])
+    cases = [
+        ("a.de", "a.en", r"a\.de has 3 lines but .*a\.en has 2 lines"),
+        ("a.en", "a.de", r"a\.en has 2 lines but .*a\.de has 3 lines"),
+        ("a.de", "bad.en", r"bad\.en, line 2: not valid UTF-8"),
+        ("a.de", "cut.en.gz", r"cut\.en\.gz: not a readable gzip file"),
+        ("a.de", "missing.en", r"File not found: .*missing\.en"),
+    ]
+    for source, target, message in cases:
+        with pytest.raises(dp.DataError, match=message):
+            list(raw_text.iter_parallel(tmp_path / source, tmp_path / target))

@@ -122,6 +122,28 @@ def test_load_or_train_reuses_the_model(tokenizer, de_en, tmp_path, monkeypatch)
         dp.load_or_train_tokenizer(str(workdir), small, vocab_size=800, model_type="bpe")
 
 
+@pytest.mark.parametrize("side, size, pairs_used", [("joint", 1001, 501), ("source", 700, 700)])
+def test_input_sentence_size_trains_on_the_first_pairs(
+    de_en, tmp_path, monkeypatch, side, size, pairs_used
+):
+    """Both sides of the first size/2 pairs (rounded up), or one side of the first size."""
+    given = []
+
+    def train(sentences, *args, **kwargs):
+        given.extend(sentences)
+        return tokenizer_lib_train(given, *args, **kwargs)
+
+    tokenizer_lib_train = tokenizer_lib.train_sentencepiece
+    monkeypatch.setattr(tokenizer_lib, "train_sentencepiece", train)
+    pairs = de_en["train"].take(3000)
+    dp.load_or_train_tokenizer(
+        str(tmp_path), pairs, 400, "bpe", side=side, input_sentence_size=size
+    )
+    first = [(de.decode(), en.decode()) for de, en in pairs.take(pairs_used).as_numpy_iterator()]
+    sides = [0, 1] if side == "joint" else [0]
+    assert sorted(given) == sorted(pair[i] for pair in first for i in sides)
+
+
 def test_separate_vocabularies(de_en, tmp_path):
     small = de_en["train"].take(2000)
     src = dp.load_or_train_tokenizer(str(tmp_path), small, 400, "bpe", side="source")

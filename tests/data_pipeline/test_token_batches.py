@@ -141,17 +141,21 @@ class _CountingTokenizer:
         return self.tokenizer.tokenize(counted)
 
 
-@pytest.mark.parametrize("cache, alpha", [(True, 0.0), (False, 0.0), (True, 0.3)])
-def test_cache_tokenizes_once(tokenizer, de_en, cache, alpha):
+@pytest.mark.parametrize(
+    "shuffle, cache, alpha, passes",
+    [(False, True, 0.0, 2), (False, False, 0.0, 3), (True, True, 0.0, 3), (False, True, 0.3, 3)],
+)
+def test_only_unshuffled_batches_are_cached(tokenizer, de_en, shuffle, cache, alpha, passes):
+    """``passes``: tokenizations of the whole split, the length count's included, in 2 epochs.
+    Training batches (shuffled) and a sampling tokenizer tokenize every epoch anew."""
     counting = _CountingTokenizer(tokenizer.sampling(alpha) if alpha else tokenizer)
     ds = dp.make_batches(de_en["validation"], counting, max_length=64, tokens_per_batch=1024,
-                         shuffle=True, seed=0, cache=cache)
-    assert counting.count == 2 * 1014  # The counting pass: both sides once.
+                         shuffle=shuffle, seed=0, cache=cache)
+    assert counting.count == 2 * 1014  # The length count: both sides once.
     for _ in range(2):
         for _ in ds:
             pass
-    # A sampling tokenizer tokenizes every pass (nothing is cached).
-    assert counting.count == (2 if cache and not alpha else 6) * 1014
+    assert counting.count == passes * 2 * 1014
 
 
 def test_bucket_boundaries():

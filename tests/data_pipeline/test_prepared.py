@@ -1,0 +1,62 @@
+"""A training split prepared once into shuffled shards, then streamed."""
+
+from __future__ import annotations
+
+import collections
+import os
+
+import pytest
+
+import data_pipeline as dp
+from data_pipeline import prepared
+
+PAIRS = [(f"Satz {i} ü", f"sentence {i}") for i in range(3000)]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    (tmp_path / "train.de").write_text("".join(s + "\n" for s, _ in PAIRS), encoding="utf-8")
+    (tmp_path / "train.en").write_text("".join(t + "\n" for _, t in PAIRS), encoding="utf-8")
+    return tmp_path
+
+
+def read(dataset) -> list[tuple[str, str]]:
+    return [(s.decode(), t.decode()) for s, t in dataset.as_numpy_iterator()]
+
+
+def test_shards_hold_every_pair_once_in_a_new_order_each_pass(corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(prepared, "SHARD_BYTES", 8_000)  # 3000 pairs of ~25 bytes: 10 shards
+    split = prepared.prepare(corpus / "train.de", corpus / "train.en", str(tmp_path / "root"))
+    assert split.pairs == len(PAIRS) and len(split.shards) == 10
+    both = read(split.dataset(seed=0).repeat(2))
+    passes = both[: len(PAIRS)], both[len(PAIRS) :]
+    for order in passes:
+        assert collections.Counter(order) == collections.Counter(PAIRS)
+    assert passes[0] != PAIRS and passes[0][:100] != passes[1][:100]
+    assert read(split.dataset(seed=0).take(100)) == passes[0][:100]  # deterministic
+
+
+def test_a_prepared_split_is_reused_until_a_file_changes(corpus, tmp_path, monkeypatch):
+    root = str(tmp_path / "root")
+    split = prepared.prepare(corpus / "train.de", corpus / "train.en", root)
+    monkeypatch.setattr(prepared, "_prepare", lambda *args: pytest.fail("prepared again"))
+    assert prepared.prepare(corpus / "train.de", corpus / "train.en", root) == split
+    (corpus / "train.en").write_text("".join(t + "!\n" for _, t in PAIRS), encoding="utf-8")
+    monkeypatch.undo()
+    changed = prepared.prepare(corpus / "train.de", corpus / "train.en", root)
+    assert changed.directory != split.directory and changed.pairs == len(PAIRS)
+
+
+def test_a_bad_corpus_is_named_and_leaves_nothing_behind(corpus, tmp_path):
+    (corpus / "train.en").write_text("one line\n", encoding="utf-8")
+    root = tmp_path / "root"
+    with pytest.raises(dp.DataError, match=r"train\.de has 3000 lines but .*train\.en has 1"):
+        prepared.prepare(corpus / "train.de", corpus / "train.en", str(root))
+    assert os.listdir(root) == []
+
+
+def test_load_training_split_streams_a_text_corpus_with_its_count(corpus, tmp_path):
+    pairs, count = dp.load_training_split(f"text:{corpus}:de-en", "train", str(tmp_path / "d"))
+    assert count == len(PAIRS)
+    assert collections.Counter(read(pairs)) == collections.Counter(PAIRS)
+    assert os.listdir(tmp_path / "d") == [dp.datasets.PREPARED_TEXT]

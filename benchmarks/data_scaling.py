@@ -95,16 +95,20 @@ def train_once(corpus: Path, data_dir: Path, workdir: Path) -> dict[str, float]:
         f"--config.data.name=text:{corpus}:de-en",
         f"--config.data.data_dir={data_dir}",
         f"--config.train.steps={steps}",
-        "--config.train.warmup_steps=10",
+        f"--config.train.warmup_steps={max(1, steps // 3)}",
         "--config.train.log_every=1",
         f"--config.train.checkpoint_every={steps}",
         "--config.train.eval_max_sentences=20",
     ]
     start = time.time()
-    process = subprocess.Popen(command, cwd=harness.REPO_ROOT, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    if status:
-        raise SystemExit(f"train.py failed ({status}): {' '.join(command)}")
+    with tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(
+            command, cwd=harness.REPO_ROOT, stdout=subprocess.DEVNULL, stderr=stderr
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        if status:
+            stderr.seek(0)
+            raise SystemExit(f"train.py failed: {' '.join(command)}\n{stderr.read()[-3000:]}")
     first_step = events(workdir, "train_loss")[0][1] - start
     speeds = [value for step, _, value in events(workdir, "target_tokens_per_second")]
     info = next(data_dir.glob("prepared_text/*/info.json"))
@@ -116,6 +120,12 @@ def train_once(corpus: Path, data_dir: Path, workdir: Path) -> dict[str, float]:
         "data_position_mb": checkpoint_bytes(workdir, f"data-worker0-{steps}.*") / 2**20,
         "tokens_per_s": statistics.median(speeds[len(speeds) // 2 :]),
     }
+
+
+def prepared_at(figures: dict[str, float]) -> str:
+    """When the run's preparation ended, or that it found the corpus prepared."""
+    at = figures["prepared_at_s"]
+    return f"at {at:.0f} s" if at > 0 else "before the run"
 
 
 def main(argv: list[str]) -> None:
@@ -142,9 +152,9 @@ def main(argv: list[str]) -> None:
                 rows.append((size, run, figures))
                 print(
                     f"RESULT {size} pairs, {run} run: peak {figures['peak_gb']:.2f} GB, first "
-                    f"step {figures['first_step_s']:.0f} s (prepared at "
-                    f"{figures['prepared_at_s']:.0f} s), checkpoint {figures['model_mb']:.1f} "
-                    f"MB + data position {figures['data_position_mb']:.2f} MB, "
+                    f"step {figures['first_step_s']:.0f} s (prepared: "
+                    f"{prepared_at(figures)}), checkpoint {figures['model_mb']:.1f} MB + data "
+                    f"position {figures['data_position_mb']:.2f} MB, "
                     f"{figures['tokens_per_s']:.0f} target tokens/s",
                     flush=True,
                 )
@@ -157,7 +167,7 @@ def main(argv: list[str]) -> None:
     for size, run, f in rows:
         print(
             f"| {size:,} | {run} | {f['peak_gb']:.2f} GB | {f['first_step_s']:.0f} s | "
-            f"{f['prepared_at_s']:.0f} s | {f['model_mb']:.1f} MB | "
+            f"{prepared_at(f)} | {f['model_mb']:.1f} MB | "
             f"{f['data_position_mb']:.2f} MB | {f['tokens_per_s']:.0f} |"
         )
     smallest, largest = rows[0][2], rows[-2][2]

@@ -15,7 +15,9 @@ def get_config() -> ml_collections.ConfigDict:
 
     config.data = ml_collections.ConfigDict()
     config.data.name = "multi30k/de-en"  # a TFDS name; see data_pipeline.load_translation_splits
-    config.data.data_dir = ""  # TFDS data directory ("" = TFDS default, ~/tensorflow_datasets)
+    # TFDS data directory ("" = TFDS default, ~/tensorflow_datasets); a text corpus's training
+    # split is prepared there too, once (prepared_text/: shuffled shards, data_pipeline.prepared).
+    config.data.data_dir = ""
     config.data.train_split = "train"  # the split the model and the tokenizer train on
     # Scored during training and by export.py (choosing the CTranslate2 length penalty).
     config.data.validation_split = "validation"
@@ -24,9 +26,10 @@ def get_config() -> ml_collections.ConfigDict:
     config.data.tokens_per_batch = 4096  # batch * padded length <= this, source and target
     config.data.shuffle_seed = 0  # seed of the training examples' shuffle (their order)
     # Training pairs shuffled together (strings, ~150 bytes each): bounds the memory the shuffle
-    # takes and the data position saved with each checkpoint; shards are also read in a new order
-    # every epoch (data_pipeline.prepared). Multi30k's 29,000 pairs fit whole.
-    config.data.shuffle_buffer = 50_000
+    # takes and the data position saved with each checkpoint. A larger set is shuffled in blocks
+    # of 16 pairs, its shards in a new order every epoch (data_pipeline.batching, .prepared).
+    # Multi30k's 29,000 pairs fit whole, pair by pair.
+    config.data.shuffle_buffer = 30_000
     # More training pairs: comma-separated data set names (same forms as data.name) whose
     # data.train_split joins the training pairs, e.g. "multi30k/fr-de" beside "multi30k/en-de"
     # (many-to-one: the target language stays, so no tags are needed); "": none.

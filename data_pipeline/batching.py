@@ -6,16 +6,18 @@ Each batch is a dict of int32 tensors padded with `PAD_ID`:
 * `target_in`  [B, T]: BOS followed by the target ids (decoder input);
 * `target_out` [B, T]: the target ids followed by EOS (what the decoder must predict).
 
-Pipeline: seeded `shuffle` of the string pairs in a buffer of at most `shuffle_buffer` pairs
-(reshuffled every epoch) -> parallel tokenization of batches of 1,024 pairs -> length filter
-(per batch) -> unbatch -> optional `repeat` -> `bucket_by_sequence_length` (ragged batches) ->
-pad each batch to its longest example -> `prefetch`. Nothing of the data set is held in memory
-but the shuffle buffer (about 150 bytes a pair of strings), and the buffer is all a saved
-iterator position holds besides a few batches: streamed from disk (`data_pipeline.prepared`),
-a corpus of millions of pairs trains in bounded memory with checkpoints of a few MB. Without
-shuffling (validation) the tokenized batches are cached (`cache=True`). A sampling tokenizer
-(subword regularisation, `Tokenizer.sampling`) tokenizes every pass anew, so each epoch sees
-new segmentations.
+Pipeline: seeded `shuffle` of the string pairs (reshuffled every epoch) -> parallel
+tokenization of batches of 1,024 pairs -> length filter (per batch) -> unbatch -> optional
+`repeat` -> `bucket_by_sequence_length` (ragged batches) -> pad each batch to its longest
+example -> `prefetch`. Nothing of the data set is held in memory but the shuffle buffer, and
+the buffer is most of what a saved iterator position holds: a data set of at most
+`shuffle_buffer` pairs (Multi30k) is shuffled whole, pair by pair; a larger one, streamed from
+disk in an order already shuffled (`data_pipeline.prepared`, TFDS), is shuffled in blocks of
+`SHUFFLE_BLOCK` consecutive pairs, `shuffle_buffer` pairs in all (a tf.data element costs ~180
+bytes besides its text, so a block of 16 saves most of that). A corpus of millions of pairs so
+trains in bounded memory with checkpoints of a few MB. Without shuffling (validation) the
+tokenized batches are cached (`cache=True`). A sampling tokenizer (subword regularisation,
+`Tokenizer.sampling`) tokenizes every pass anew, so each epoch sees new segmentations.
 
 Shuffling is deterministic for a given `seed` and TensorFlow global seed. The pipeline's
 structure depends only on the arguments and the number of pairs counted (below), never on
@@ -49,7 +51,8 @@ from absl import logging
 from data_pipeline.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 
 _TOKENIZE_BATCH = 1024
-SHUFFLE_BUFFER = 50_000  # pairs of strings: about 7.5 MB in memory and in a saved position
+SHUFFLE_BUFFER = 30_000  # pairs of strings (~150 bytes each), in memory and in a saved position
+SHUFFLE_BLOCK = 16  # pairs a shuffle-buffer element holds when the data set is larger
 STATS_SAMPLE = 100_000  # pairs counted for BatchStats (and the shuffle buffer of a smaller set)
 _LENGTH = "length"  # Internal: max(len(source), len(target_in)) of an example.
 
@@ -237,10 +240,15 @@ def make_batches_with_stats(
             f"max_length={max_length} (or the data set is empty)."
         )
     ds = pairs
-    if shuffle:
-        # The buffer size is part of a saved iterator position, so it must come out the same
-        # every time the pipeline is built: `stats.total` does (it counts pairs, not kept ones).
-        ds = ds.shuffle(min(stats.total, shuffle_buffer), seed=seed, reshuffle_each_iteration=True)
+    # The buffer size is part of a saved iterator position, so it must come out the same every
+    # time the pipeline is built: `stats.total` does (it counts pairs, not kept ones).
+    if shuffle and stats.total <= shuffle_buffer:  # the whole set, pair by pair
+        ds = ds.shuffle(stats.total, seed=seed, reshuffle_each_iteration=True)
+    elif shuffle:  # blocks of consecutive pairs: a saved position holds little but the text
+        blocks = ds.batch(SHUFFLE_BLOCK)
+        ds = blocks.shuffle(
+            shuffle_buffer // SHUFFLE_BLOCK, seed=seed, reshuffle_each_iteration=True
+        ).unbatch()
     tokenized = ds.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     if cache and not shuffle and not varies:
         tokenized = tokenized.cache()  # Tokenized batches (ragged), in memory: small sets only.

@@ -112,6 +112,15 @@ def test_shuffling_is_seeded(tokenizer, de_en):
     assert _first_batches(pairs, tokenizer, 1) != _first_batches(pairs, tokenizer, 2)
 
 
+@pytest.mark.parametrize("shuffle_buffer", [1014, 100])  # whole, pair by pair; 100 in blocks
+def test_every_epoch_holds_every_pair_once_in_a_new_order(tokenizer, de_en, shuffle_buffer):
+    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
+                         shuffle=True, seed=0, shuffle_buffer=shuffle_buffer)
+    epochs = [[row for batch in ds for row in batch["source"].numpy().tolist()] for _ in "ab"]
+    assert sorted(epochs[0]) == sorted(epochs[1]) and len(epochs[0]) == 1014
+    assert epochs[0] != epochs[1]
+
+
 def test_repeat_keeps_going(tokenizer, de_en):
     ds = dp.make_batches(de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
                          shuffle=True, seed=0, repeat=True)

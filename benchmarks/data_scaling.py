@@ -161,7 +161,7 @@ def main(argv: list[str]) -> None:
     finally:
         if not _SCRATCH_DIR.value:
             shutil.rmtree(scratch, ignore_errors=True)
-    print("\n| pairs | run | peak resident | first step after start | prepared at | "
+    print("\n| pairs | run | peak resident | first step after start | preparation | "
           "model + optimizer | data position | target tokens/s |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for size, run, f in rows:

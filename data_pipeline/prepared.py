@@ -34,6 +34,7 @@ import tensorflow as tf
 from absl import logging
 from tqdm import tqdm
 
+from common.storage import writing
 from data_pipeline import raw_text
 
 SHARD_BYTES = 16 << 20  # text a shard holds, about; one shard is in memory while it is shuffled
@@ -104,7 +105,8 @@ def prepare(
     directory = prepared_directory(source_path, target_path, root)
     info_path = os.path.join(directory, INFO_FILE)
     if not tf.io.gfile.exists(info_path):
-        _prepare(source_path, target_path, directory, seed)
+        with writing(directory):  # a full disk or a read-only data_dir: one line naming it
+            _prepare(source_path, target_path, directory, seed)
     with tf.io.gfile.GFile(info_path) as file:
         info = json.load(file)
     return PreparedSplit(directory, tuple(info["shards"]), info["pairs"])

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import collections
+import errno
 import os
 
 import pytest
 
 import data_pipeline as dp
+from common.storage import StorageError
 from data_pipeline import prepared
 
 PAIRS = [(f"Satz {i} ü", f"sentence {i}") for i in range(3000)]
@@ -60,3 +62,18 @@ def test_load_training_split_streams_a_text_corpus_with_its_count(corpus, tmp_pa
     assert count == len(PAIRS)
     assert collections.Counter(read(pairs)) == collections.Counter(PAIRS)
     assert os.listdir(tmp_path / "d") == [dp.datasets.PREPARED_TEXT]
+
+
+def test_a_full_disk_is_one_line_naming_the_directory_and_leaves_nothing(
+    corpus, tmp_path, monkeypatch
+):
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(prepared, "_write_shard", full)
+    root = tmp_path / "root"
+    with pytest.raises(StorageError) as raised:
+        prepared.prepare(corpus / "train.de", corpus / "train.en", str(root))
+    message = str(raised.value)
+    assert message.startswith(f"No space left on the device while writing {root}/train.de-")
+    assert os.listdir(root) == []

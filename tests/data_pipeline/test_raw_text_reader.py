@@ -48,10 +48,11 @@ def test_read_parallel_counts(tmp_path):
 @pytest.mark.parametrize(
     "source, target",
     [
-        (b"a\nb\nc\n", b"A\nB\nC"),  # the last line without its newline
-        ("\ufeffEins\r\nZwei\u2028drei\r\n\n".encode(), gzip.compress(b"One\nTwo\n\n")),
+        (b"a\nb\nc\n", b"A\nB\nC"),
+        ("\ufeffEins\r\nZwei\u2028drei\r\n\n".encode(), gzip.compress(b"One\nTwo\n\n", mtime=0)),
         (b"", b""),
     ],
+    ids=["the last line without its newline", "BOM, CRLF, U+2028 and gzip", "empty"],
 )
 def test_streamed_pairs_are_the_pairs_read_whole(tmp_path, source, target):
     (tmp_path / "a.de").write_bytes(source)

@@ -46,6 +46,7 @@ from absl import logging
 from sentencepiece import sentencepiece_model_pb2
 from tensorflow_text.python.ops import sentencepiece_tokenizer as _sentencepiece_ops
 
+from common.errors import ConfigError
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_PIECES, UNK_ID
 
 MODEL_TYPES = ("unigram", "bpe")
@@ -114,11 +115,11 @@ def train_sentencepiece(
             minloglevel=2,
         )
     except RuntimeError as e:
-        raise ValueError(
+        raise ConfigError(
             f"SentencePiece training failed for vocab_size={vocab_size}, "
-            f"model_type={model_type!r}: {e}. If the vocabulary is too large for this "
-            "training text, choose a smaller vocab_size."
-        ) from e
+            f"model_type={model_type!r}: {str(e).strip()} If the vocabulary is too large for "
+            "this training text, choose a smaller vocab_size (tokenizer.vocab_size)."
+        ) from None
     path = model_prefix + ".model"
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     temporary = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"

@@ -14,7 +14,7 @@ def test_data_scaling_runs_on_a_small_corpus(multi30k_dir):
         [
             sys.executable,
             str(harness.REPO_ROOT / "benchmarks" / "data_scaling.py"),
-            "--sizes=4000",
+            "--sizes=6000",
             "--steps=4",
             f"--multi30k_dir={multi30k_dir}",
         ],
@@ -23,9 +23,9 @@ def test_data_scaling_runs_on_a_small_corpus(multi30k_dir):
         timeout=300,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "cpu: " in run.stdout and "--sizes=4000" in run.stdout
+    assert "cpu: " in run.stdout and "--sizes=6000" in run.stdout
     runs = re.findall(
-        r"^RESULT 4000 pairs, (first|second) run: peak ([\d.]+) GB, first step (\d+) s "
+        r"^RESULT 6000 pairs, (first|second) run: peak ([\d.]+) GB, first step (\d+) s "
         r"\(prepared: (at \d+ s|before the run)\), checkpoint ([\d.]+) MB \+ data position "
         r"([\d.]+) MB, (\d+) target tokens/s$",
         run.stdout,
@@ -33,5 +33,5 @@ def test_data_scaling_runs_on_a_small_corpus(multi30k_dir):
     )
     assert [found[0] for found in runs] == ["first", "second"]
     assert runs[0][3].startswith("at ") and runs[1][3] == "before the run"
-    assert all(float(found[5]) < 2 for found in runs)  # 4,000 pairs of strings: under 1 MB
+    assert all(float(found[5]) < 2 for found in runs)  # 6,000 pairs of strings: about 1 MB
     assert "RESULT peak memory, largest / smallest first run: 1.00" in run.stdout

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 import data_pipeline as dp
+from common.errors import ConfigError
 from data_pipeline import tokenizer as tokenizer_lib
 
 
@@ -178,7 +179,7 @@ def test_a_full_disk_raises_its_os_error_and_leaves_no_file(tmp_path, monkeypatc
 
 
 def test_too_large_vocabulary_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match=r"vocab_size=5000.*choose a smaller vocab_size"):
+    with pytest.raises(ConfigError, match=r"vocab_size=5000.*smaller vocab_size \(tokenizer"):
         dp.train_sentencepiece(["Ein Hund.", "A dog."] * 50, str(tmp_path / "m"), 5000)
     assert os.listdir(tmp_path) == []
     with pytest.raises(ValueError, match="model_type"):

@@ -3,8 +3,8 @@ text corpus grows from 30,000 to 3,000,000 sentence pairs.
 
 For each size a synthetic German-English corpus is made from Multi30k (its training pairs
 repeated, each sentence's words reshuffled with a seed of its own, so that no two pairs are the
-same; Multi30k's validation split beside it) and the De->En default (configs/multi30k_de_en.py)
-trains on it for --steps steps, in a child process (``train.py``), twice: the first run
+same; Multi30k's validation split beside it) and the De->En default (configs/multi30k_de_en.py;
+--config) trains on it for --steps steps, in a child process (``train.py``), twice: the first run
 prepares the corpus (``data_pipeline.prepared``) and trains the tokenizer; the second, in another
 new work directory, finds the corpus prepared. For each run: the child's peak resident memory
 (``wait4``), the time from its start to the end of its first step (the step's TensorBoard event),
@@ -38,10 +38,12 @@ _MULTI30K_DIR = flags.DEFINE_string(
     os.environ.get("MULTI30K_DIR", str(harness.REPO_ROOT.parent / "shared/data/multi30k")),
     "Multi30k's raw files (train.de.gz, ...).",
 )
+_CONFIG = flags.DEFINE_string(
+    "config", "configs/multi30k_de_en.py", "The config trained (configs/tiny.py: a smoke run)."
+)
 _SCRATCH_DIR = flags.DEFINE_string(
     "scratch_dir", None, "Where corpora and runs go (default: a temporary directory, removed)."
 )
-_CONFIG = "configs/multi30k_de_en.py"
 
 
 def multi30k_lines(split: str, lang: str) -> list[str]:
@@ -90,7 +92,7 @@ def train_once(corpus: Path, data_dir: Path, workdir: Path) -> dict[str, float]:
     command = [
         sys.executable,
         "train.py",
-        f"--config={_CONFIG}",
+        f"--config={_CONFIG.value}",
         f"--workdir={workdir}",
         f"--config.data.name=text:{corpus}:de-en",
         f"--config.data.data_dir={data_dir}",
@@ -131,9 +133,8 @@ def prepared_at(figures: dict[str, float]) -> str:
 def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
-    harness.print_config(
-        "workload", {"config": _CONFIG, "steps": _STEPS.value, "sizes": ",".join(_SIZES.value)}
-    )
+    workload = {"config": _CONFIG.value, "steps": _STEPS.value, "sizes": ",".join(_SIZES.value)}
+    harness.print_config("workload", workload)
     scratch = Path(_SCRATCH_DIR.value or tempfile.mkdtemp(prefix="data-scaling-"))
     rows = []
     try:

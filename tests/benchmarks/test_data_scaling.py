@@ -9,13 +9,15 @@ from benchmarks import harness
 
 @pytest.mark.slow
 def test_data_scaling_runs_on_a_small_corpus(multi30k_dir):
-    """The benchmark end to end on one small size: both runs train, every figure prints."""
+    """The benchmark end to end on one small size and the tiny model: both runs train, every
+    figure prints."""
     run = subprocess.run(
         [
             sys.executable,
             str(harness.REPO_ROOT / "benchmarks" / "data_scaling.py"),
             "--sizes=6000",
             "--steps=4",
+            "--config=configs/tiny.py",
             f"--multi30k_dir={multi30k_dir}",
         ],
         capture_output=True,

@@ -145,7 +145,12 @@ def _prepare(source_path: str, target_path: str, directory: str, seed: int) -> N
         shutil.rmtree(staging, ignore_errors=True)
     logging.info(
         "Prepared %d pairs of %s and %s into %d shards in %s (%.0f s)",
-        pairs, source_path, target_path, num_shards, directory, time.perf_counter() - start,
+        pairs,
+        source_path,
+        target_path,
+        num_shards,
+        directory,
+        time.perf_counter() - start,
     )
 
 

@@ -1,16 +1,20 @@
-"""Serves exported SavedModels with TensorFlow Serving's REST API, batching and a demo page.
+"""Serves exported models with TensorFlow Serving's REST API, batching and a demo page.
 
 python serve.py --saved_model=runs/de_en/saved_model          # the model "default"
 python serve.py --saved_model=de-en=runs/de_en/saved_model,en-de=runs/en_de/saved_model
+python serve.py --ctranslate2=de-en=runs/de_en/ct2_int8        # no TensorFlow loaded
 curl -d '{"instances": ["Ein Hund rennt."]}' http://127.0.0.1:8501/v1/models/de-en:predict
 
-Open http://127.0.0.1:8501/ for the demo page. Needs only TensorFlow, tensorflow_text,
-Starlette and Uvicorn (the ``serving`` package imports nothing else of this project).
-SIGTERM or Ctrl-C stop accepting connections, finish the requests in flight and exit.
+Open http://127.0.0.1:8501/ for the demo page. SavedModels need TensorFlow and tensorflow_text,
+CTranslate2 exports ctranslate2 and sentencepiece; the web layer is Starlette and Uvicorn.
+A full queue or a late translation is a 503 with ``Retry-After``, a stalled body a 408. SIGTERM
+or Ctrl-C stop accepting connections, finish the requests in flight (at most
+``--graceful_shutdown_seconds``) and exit.
 """
 
 from __future__ import annotations
 
+import logging
 import signal
 import socket
 import sys
@@ -25,10 +29,20 @@ from serving.limits import Limits
 
 _SAVED_MODEL = flags.DEFINE_list(
     "saved_model",
-    None,
+    [],
     "SavedModel directories, comma-separated: DIR or NAME=DIR (a DIR of numbered versions "
     "serves the highest).",
-    required=True,
+)
+_CTRANSLATE2 = flags.DEFINE_list(
+    "ctranslate2",
+    [],
+    "CTranslate2 exports (export.py --format=ctranslate2), comma-separated: DIR or NAME=DIR.",
+)
+_CTRANSLATE2_THREADS = flags.DEFINE_integer(
+    "ctranslate2_threads",
+    0,
+    "CPU threads of each CTranslate2 model (0: one per core).",
+    lower_bound=0,
 )
 _MODEL_NAME = flags.DEFINE_string("model_name", "default", "The name of a DIR given without one.")
 _HOST = flags.DEFINE_string("host", "127.0.0.1", "Address to listen on (loopback by default).")
@@ -49,6 +63,12 @@ _BATCH_TIMEOUT_MICROS = flags.DEFINE_integer(
     "Longest wait for more sentences before a batch starts.",
     lower_bound=0,
 )
+_MAX_ENQUEUED_BATCHES = flags.DEFINE_integer(
+    "max_enqueued_batches",
+    BatchingOptions.max_enqueued_batches,
+    "Most full batches (without batching: requests) waiting per model; more get a 503.",
+    lower_bound=1,
+)
 _MAX_BODY_BYTES = flags.DEFINE_integer(
     "max_body_bytes", Limits.max_body_bytes, "Largest request body (413 over it).", lower_bound=1
 )
@@ -64,6 +84,22 @@ _MAX_SENTENCE_CHARS = flags.DEFINE_integer(
     "Longest sentence, in characters (400 over it).",
     lower_bound=1,
 )
+_BODY_TIMEOUT_SECONDS = flags.DEFINE_float(
+    "body_timeout_seconds",
+    Limits.body_timeout_seconds,
+    "Longest time to receive a request's body (408 after it).",
+)
+_REQUEST_TIMEOUT_SECONDS = flags.DEFINE_float(
+    "request_timeout_seconds",
+    Limits.request_timeout_seconds,
+    "Longest wait for a translation, queue included (503 after it).",
+)
+_GRACEFUL_SHUTDOWN_SECONDS = flags.DEFINE_float(
+    "graceful_shutdown_seconds",
+    30.0,
+    "On SIGTERM, longest wait for the requests in flight before exiting.",
+    lower_bound=0.0,
+)
 
 
 def parse_flags(argv: list[str]) -> list[str]:
@@ -76,32 +112,78 @@ def parse_flags(argv: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> None:
     del argv
+    if not _SAVED_MODEL.value and not _CTRANSLATE2.value:
+        sys.exit("error: nothing to serve: give --saved_model=DIR or --ctranslate2=DIR (or both)")
     try:
+        limits = Limits(
+            max_body_bytes=_MAX_BODY_BYTES.value,
+            max_sentences=_MAX_SENTENCES.value,
+            max_sentence_chars=_MAX_SENTENCE_CHARS.value,
+            body_timeout_seconds=_BODY_TIMEOUT_SECONDS.value,
+            request_timeout_seconds=_REQUEST_TIMEOUT_SECONDS.value,
+        )
+        batching = BatchingOptions(
+            enabled=_ENABLE_BATCHING.value,
+            max_batch_size=_MAX_BATCH_SIZE.value,
+            batch_timeout_micros=_BATCH_TIMEOUT_MICROS.value,
+            max_enqueued_batches=_MAX_ENQUEUED_BATCHES.value,
+        )
         listening = socket.create_server((_HOST.value, _PORT.value))
+    except ValueError as error:
+        sys.exit(f"error: bad command line: {error}")
     except OSError as error:
         sys.exit(f"error: cannot listen on {_HOST.value}:{_PORT.value}: {error.strerror}")
-    # Imported after the flags are checked: TensorFlow takes seconds to import.
+    # Imported after the flags are checked: TensorFlow takes seconds to import (and only a
+    # SavedModel needs it).
     import uvicorn
 
     from serving.app import create_app
-    from serving.registry import ModelRegistry, load_model, parse_model_specs
+    from serving.registry import ModelRegistry
 
     try:
-        specs = parse_model_specs(_SAVED_MODEL.value, _MODEL_NAME.value)
-        registry = ModelRegistry([load_model(name, path) for name, path in specs])
+        registry = ModelRegistry(_load_models())
     except (ValueError, FileNotFoundError) as error:
         sys.exit(f"error: {error}")
-    application = create_app(
-        registry,
-        Limits(_MAX_BODY_BYTES.value, _MAX_SENTENCES.value, _MAX_SENTENCE_CHARS.value),
-        BatchingOptions(_ENABLE_BATCHING.value, _MAX_BATCH_SIZE.value, _BATCH_TIMEOUT_MICROS.value),
-    )
+    _log_server_messages()
     host, port = listening.getsockname()[:2]
     for model in registry.models.values():
-        print(f"model {model.name!r} version {model.version}: {model.path}", flush=True)
+        print(f"{model.runtime} {model.name!r} version {model.version}: {model.path}", flush=True)
     print(f"Serving on http://{host}:{port}/ (Ctrl-C or SIGTERM stops)", flush=True)
-    server = uvicorn.Server(uvicorn.Config(application, log_level="warning"))
-    server.run(sockets=[listening])
+    config = uvicorn.Config(
+        create_app(registry, limits, batching),
+        log_level="warning",
+        timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS.value,
+    )
+    uvicorn.Server(config).run(sockets=[listening])
+
+
+def _log_server_messages() -> None:
+    """The serving package's warnings and errors on stderr as ``serve.py: WARNING: ...`` (not
+    through absl's handler, whose lines read like TensorFlow's and are filtered as such)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("serve.py: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("serving")
+    logger.addHandler(handler)
+    logger.propagate = False
+
+
+def _load_models() -> list:
+    """The models of --saved_model and --ctranslate2 (each runtime imported only if used)."""
+    from serving.registry import parse_model_specs
+
+    models = []
+    if _SAVED_MODEL.value:
+        from serving.saved_model import load_saved_model
+
+        for name, path in parse_model_specs(_SAVED_MODEL.value, _MODEL_NAME.value):
+            models.append(load_saved_model(name, path))
+    if _CTRANSLATE2.value:
+        from serving.ctranslate2_model import load_ctranslate2_model
+
+        specs = parse_model_specs(_CTRANSLATE2.value, _MODEL_NAME.value, "--ctranslate2")
+        for name, path in specs:
+            models.append(load_ctranslate2_model(name, path, _CTRANSLATE2_THREADS.value))
+    return models
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:

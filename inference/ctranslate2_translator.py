@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 from collections.abc import Sequence
 
@@ -37,6 +38,16 @@ from inference.ctranslate2_files import QUANTIZATIONS, TOKENIZER_FILE, DecodingS
 # What our searches never generate (decoding.common.forbid_tokens): padding and BOS.
 _NEVER_GENERATED = [["<pad>"], ["<s>"]]
 COMPUTE_TYPES = ("default", *QUANTIZATIONS)
+
+
+@dataclasses.dataclass(frozen=True)
+class CrossAttention:
+    """A translation with its pieces and one head's attention ``[output piece][source piece]``."""
+
+    translation: str
+    source_pieces: list[str]
+    target_pieces: list[str]
+    attention: list[list[float]]
 
 
 class CTranslate2Translator:
@@ -108,24 +119,56 @@ class CTranslate2Translator:
 
     def translate_batch(self, sentences: list[str]) -> list[str]:
         """Translations of one batch (CTranslate2 pads it itself)."""
-        sources = [
+        return [self._detokenize(tokens) for tokens, _ in self._best(self._sources(sentences))]
+
+    def cross_attention(self, sentences: list[str]) -> list[CrossAttention]:
+        """Translations of one batch with the attention CTranslate2 returns: the export's
+        alignment head (the first head of the last decoder layer), a row for each output piece
+        (``</s>`` included) over the source pieces (CTranslate2 leaves out the source's ``</s>``,
+        so a row sums to at most 1).
+
+        Example:
+            >>> result = translator.cross_attention(["Ein Hund."])[0]
+            >>> len(result.attention), len(result.attention[0])  # (output pieces, source pieces)
+            (4, 3)
+        """
+        sources = self._sources(sentences)
+        return [
+            CrossAttention(self._detokenize(tokens), source, tokens, attention)
+            for source, (tokens, attention) in zip(
+                sources, self._best(sources, return_attention=True), strict=True
+            )
+        ]
+
+    def _sources(self, sentences: list[str]) -> list[list[str]]:
+        return [
             pieces[: self.max_source_length - 1]
             for pieces in self.tokenizer.encode(sentences, out_type=str)
         ]
+
+    def _detokenize(self, tokens: list[str]) -> str:
+        return self.tokenizer.decode([token for token in tokens if token != "</s>"])
+
+    def _best(
+        self, sources: list[list[str]], return_attention: bool = False
+    ) -> list[tuple[list[str], list[list[float]] | None]]:
+        """Each source's best hypothesis (``</s>`` included when it ended with one) and, with
+        ``return_attention``, its attention, each within the source's own length limit."""
         limits = [self.options.output_length_limit(len(pieces) + 1) for pieces in sources]
-        outputs = self._search(sources, max(limits, default=1))
+        outputs = self._search(sources, max(limits, default=1), return_attention)
         too_long = collections.defaultdict(list)  # limit -> the sentences that passed it
         for index, limit in enumerate(limits):
-            if len(outputs[index]) > limit:
+            if len(outputs[index][0]) > limit:
                 too_long[limit].append(index)
         for limit, indices in too_long.items():
-            again = self._search([sources[index] for index in indices], limit)
+            again = self._search([sources[index] for index in indices], limit, return_attention)
             for index, output in zip(indices, again, strict=True):
                 outputs[index] = output
-        return [self.tokenizer.decode([t for t in tokens if t != "</s>"]) for tokens in outputs]
+        return outputs
 
-    def _search(self, sources: list[list[str]], max_length: int) -> list[list[str]]:
-        """The best hypothesis of each source, ``</s>`` included when it ended with one."""
+    def _search(
+        self, sources: list[list[str]], max_length: int, return_attention: bool
+    ) -> list[tuple[list[str], list[list[float]] | None]]:
         if not sources:
             return []
         results = self.translator.translate_batch(
@@ -135,6 +178,10 @@ class CTranslate2Translator:
             max_decoding_length=max_length,
             min_decoding_length=0,
             return_end_token=True,
+            return_attention=return_attention,
             suppress_sequences=_NEVER_GENERATED,
         )
-        return [result.hypotheses[0] for result in results]
+        return [
+            (result.hypotheses[0], result.attention[0] if return_attention else None)
+            for result in results
+        ]

@@ -4,7 +4,7 @@ Every error is ``{"error": "..."}`` with TensorFlow Serving's status codes; an u
 exception fails only its request (500), never the server.
 
 Example:
-    >>> app = create_app(ModelRegistry([load_model("de-en", "runs/de_en/saved_model")]))
+    >>> app = create_app(ModelRegistry([load_saved_model("de-en", "runs/de_en/saved_model")]))
     >>> uvicorn.run(app, host="127.0.0.1", port=8501)
 """
 

@@ -1,7 +1,8 @@
 """The API's errors: an HTTP status and a message, sent as ``{"error": "..."}``.
 
 Statuses follow TensorFlow Serving's mapping of error codes to HTTP: invalid argument 400,
-not found 404, client closed request 499, internal 500; a body over the size limit is 413.
+not found 404, client closed request 499, internal 500, unavailable 503 (an overloaded server:
+with ``Retry-After``); a body over the size limit is 413, a body that stalls 408.
 
 Example:
     >>> raise ApiError(404, "Servable not found for request: Latest(de-en)")
@@ -15,9 +16,9 @@ from starlette.responses import JSONResponse
 class ApiError(Exception):
     """An error answered with ``status`` and ``{"error": message}``."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, headers or {}
 
     def response(self) -> JSONResponse:
         """The JSON response for this error.
@@ -26,7 +27,7 @@ class ApiError(Exception):
             >>> ApiError(400, "bad").response().body
             b'{"error":"bad"}'
         """
-        return JSONResponse({"error": self.message}, status_code=self.status)
+        return JSONResponse({"error": self.message}, self.status, self.headers)
 
 
 def bad_request(message: str) -> ApiError:

@@ -1,13 +1,15 @@
-"""The served models: each SavedModel loaded once, found by name and version.
+"""The served models, found by name and version, whatever runs them.
 
-A model's version is its directory's name when that is a number (TensorFlow Serving's layout,
-``BASE/123/saved_model.pb``), else 1; a ``--saved_model`` directory that holds numbered
-SavedModels serves the highest, as TensorFlow Serving does. Signatures whose inputs are all 1-D
-``tf.string`` tensors are served (the project's ``serving_default`` and ``cross_attention``);
-the metadata lists every signature.
+A model is loaded once, by :mod:`serving.saved_model` (a SavedModel: TensorFlow) or
+:mod:`serving.ctranslate2_model` (a CTranslate2 export: no TensorFlow), as a
+:class:`ServedModel`: its :class:`Signature` s (text columns in, numpy arrays out) and TensorFlow
+Serving's metadata. A model's version is its directory's name when that is a number (TensorFlow
+Serving's layout, ``BASE/123/``), else 1; a directory that holds numbered models serves the
+highest, as TensorFlow Serving does (:func:`model_version_dir`). This module imports no
+TensorFlow.
 
 Example:
-    >>> registry = ModelRegistry([load_model("de-en", "runs/de_en/saved_model")])
+    >>> registry = ModelRegistry([load_saved_model("de-en", "runs/de_en/saved_model")])
     >>> registry.get("de-en", None).signature("serving_default")(["Ein Hund."])
     {'translation': array([b'A dog.'], dtype=object)}
 """
@@ -20,9 +22,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-import tensorflow as tf
-from google.protobuf import json_format
-from tensorflow.core.protobuf import saved_model_pb2
 
 from serving.errors import ApiError, bad_request
 
@@ -31,10 +30,14 @@ MODEL_NAME = re.compile(r"[^/:,=\s]+")
 
 @dataclasses.dataclass(frozen=True)
 class Signature:
-    """One servable signature: call it with one list of texts per input, get numpy outputs."""
+    """One servable signature: call it with one list of texts per input, get numpy outputs.
+
+    ``run`` takes the columns in the order of ``inputs`` and returns every output, one row per
+    input row; it raises a 400 :class:`ApiError` for input the model refuses.
+    """
 
     name: str
-    function: Callable[..., Mapping[str, tf.Tensor]]
+    run: Callable[..., Mapping[str, np.ndarray]]
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     batchable: bool  # every output is 1-D: rows of several requests can run as one batch
@@ -46,24 +49,21 @@ class Signature:
             >>> model.signature("serving_default")(["Ein Hund."])["translation"]
             array([b'A dog.'], dtype=object)
         """
-        tensors = {
-            name: tf.constant(list(column), tf.string)
-            for name, column in zip(self.inputs, columns, strict=True)
-        }
-        outputs = self.function(**tensors)
-        return {name: outputs[name].numpy() for name in self.outputs}
+        outputs = self.run(*(list(column) for column in columns))
+        return {name: outputs[name] for name in self.outputs}
 
 
 @dataclasses.dataclass(frozen=True)
 class ServedModel:
-    """A loaded SavedModel under a name and version, with its servable signatures and metadata."""
+    """A loaded model under a name and version, with its servable signatures and metadata."""
 
     name: str
     version: int
     path: str
+    runtime: str  # "SavedModel" or "CTranslate2"
     signatures: Mapping[str, Signature]
-    signature_defs: Mapping[str, dict]
-    loaded: object  # keeps the SavedModel's variables alive
+    signature_defs: Mapping[str, dict]  # TensorFlow Serving's SignatureDef JSON, by name
+    loaded: object  # keeps the model alive
 
     def signature(self, name: str) -> Signature:
         """The signature called ``name``; 400 (as TensorFlow Serving) when there is none.
@@ -146,7 +146,9 @@ class ModelRegistry:
         return {"model_version_status": [model.status()]}
 
 
-def parse_model_specs(entries: Sequence[str], default_name: str) -> list[tuple[str, str]]:
+def parse_model_specs(
+    entries: Sequence[str], default_name: str, flag: str = "--saved_model"
+) -> list[tuple[str, str]]:
     """``NAME=DIR`` or ``DIR`` entries (the latter named ``default_name``) -> ``(name, dir)``.
 
     Example:
@@ -160,72 +162,60 @@ def parse_model_specs(entries: Sequence[str], default_name: str) -> list[tuple[s
             name, path = default_name, entry
         if not MODEL_NAME.fullmatch(name) or not path:
             raise ValueError(
-                f"--saved_model entry {entry!r}: give DIR or NAME=DIR, NAME without / : , = or "
-                "spaces."
+                f"{flag} entry {entry!r}: give DIR or NAME=DIR, NAME without / : , = or spaces."
             )
         specs.append((name, path))
     return specs
 
 
-def model_version_dir(path: str) -> tuple[int, str]:
-    """``(version, SavedModel directory)`` for a ``--saved_model`` directory.
+def model_version_dir(
+    path: str, holds_model: Callable[[str], bool], missing: str
+) -> tuple[int, str]:
+    """``(version, model directory)`` for a served directory: ``path`` itself when
+    ``holds_model(path)``, else its highest numbered subdirectory that holds one.
+
+    Raises:
+        FileNotFoundError: with ``missing`` when there is neither.
 
     Example:
-        >>> model_version_dir("/models/de-en")   # holds 1/ and 3/, SavedModels
-        (3, '/models/de-en/3')
+        >>> model_version_dir("/models/de-en", tf.saved_model.contains_saved_model, "...")
+        (3, '/models/de-en/3')   # it holds 1/ and 3/, SavedModels
     """
-    if tf.saved_model.contains_saved_model(path):
+    if holds_model(path):
         name = os.path.basename(os.path.normpath(path))
         return (int(name) if name.isdigit() else 1), path
     numbered = [
         int(entry)
         for entry in (os.listdir(path) if os.path.isdir(path) else [])
-        if entry.isdigit() and tf.saved_model.contains_saved_model(os.path.join(path, entry))
+        if entry.isdigit() and holds_model(os.path.join(path, entry))
     ]
     if not numbered:
-        raise FileNotFoundError(
-            f"No SavedModel in {path} (--saved_model), nor numbered versions of one; write one "
-            "with export.py."
-        )
+        raise FileNotFoundError(missing)
     return max(numbered), os.path.join(path, str(max(numbered)))
 
 
-def load_model(name: str, path: str) -> ServedModel:
-    """Loads the SavedModel of ``path`` (see :func:`model_version_dir`) as ``name``.
+def string_signature_def(inputs: Sequence[str], outputs: Mapping[str, int]) -> dict:
+    """TensorFlow Serving's SignatureDef JSON for tf.string inputs of shape ``[-1]`` and
+    float/string outputs given by rank (the metadata of a model that is not a SavedModel).
 
     Example:
-        >>> load_model("de-en", "runs/de_en/saved_model").version
-        1
+        >>> string_signature_def(["text"], {"translation": 1})["method_name"]
+        'tensorflow/serving/predict'
     """
-    import tensorflow_text  # noqa: F401  (registers the SentencePiece ops of the graph)
 
-    version, directory = model_version_dir(path)
-    loaded = tf.saved_model.load(directory)
-    signatures = {}
-    for signature_name, function in loaded.signatures.items():
-        _, input_specs = function.structured_input_signature
-        if all(spec.dtype == tf.string and spec.shape.rank == 1 for spec in input_specs.values()):
-            outputs = function.structured_outputs
-            signatures[signature_name] = Signature(
-                signature_name,
-                function,
-                tuple(sorted(input_specs)),
-                tuple(sorted(outputs)),
-                batchable=all(spec.shape.rank == 1 for spec in outputs.values()),
-            )
-    return ServedModel(name, version, directory, signatures, _signature_defs(directory), loaded)
+    def tensor(name: str, rank: int, dtype: str) -> dict:
+        return {
+            "name": name,
+            "dtype": dtype,
+            "tensor_shape": {"dim": [{"size": "-1", "name": ""}] * rank, "unknown_rank": False},
+        }
 
-
-def _signature_defs(directory: str) -> dict[str, dict]:
-    """The SignatureDefs of the SavedModel's MetaGraph, as TensorFlow Serving prints them."""
-    saved_model = saved_model_pb2.SavedModel()
-    with open(os.path.join(directory, "saved_model.pb"), "rb") as file:
-        saved_model.ParseFromString(file.read())
     return {
-        name: json_format.MessageToDict(
-            signature_def,
-            always_print_fields_with_no_presence=True,
-            preserving_proto_field_name=True,
-        )
-        for name, signature_def in saved_model.meta_graphs[0].signature_def.items()
+        "inputs": {name: tensor(f"{name}:0", 1, "DT_STRING") for name in inputs},
+        "outputs": {
+            name: tensor(f"{name}:0", rank, "DT_FLOAT" if name == "attention" else "DT_STRING")
+            for name, rank in outputs.items()
+        },
+        "method_name": "tensorflow/serving/predict",
+        "defaults": {},
     }

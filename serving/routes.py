@@ -49,13 +49,18 @@ class Endpoints:
         ]
 
     async def models(self, request: Request) -> JSONResponse:
-        """``{"models": [{"name", "version", "signatures"}]}`` for the demo page."""
+        """``{"models": [{"name", "version", "runtime", "signatures"}]}`` for the demo page."""
         del request
         models = self.service.registry.models.values()
         return JSONResponse(
             {
                 "models": [
-                    {"name": m.name, "version": m.version, "signatures": sorted(m.signatures)}
+                    {
+                        "name": m.name,
+                        "version": m.version,
+                        "runtime": m.runtime,
+                        "signatures": sorted(m.signatures),
+                    }
                     for m in models
                 ]
             }
@@ -85,7 +90,7 @@ class Endpoints:
         for column in columns.values():
             self.limits.check_sentences(column)
         run = self.service.run(model, signature, [columns[name] for name in signature.inputs])
-        outputs = await unless_disconnected(request, run)
+        outputs = await unless_disconnected(request, self.limits.in_time(run))
         return JSONResponse(outputs_to_json(outputs, parsed.columnar))
 
 

@@ -21,6 +21,10 @@ from serving.batching import Batcher, BatchingOptions
 from serving.registry import ModelRegistry, ServedModel, Signature
 from serving.runner import ModelRunner
 
+# At shutdown the requests in flight have been answered or given up (uvicorn's graceful period):
+# a model call still running is nobody's, and is waited for this long only.
+CLOSE_SECONDS = 2.0
+
 
 class ModelService:
     """Runs the registry's models; :meth:`start` and :meth:`stop` belong to the event loop."""
@@ -33,7 +37,7 @@ class ModelService:
     def start(self) -> None:
         """Creates the worker threads and starts the batchers."""
         for name, model in self.registry.models.items():
-            runner = self._runners[name] = ModelRunner(name)
+            runner = self._runners[name] = ModelRunner(name, self.batching.max_enqueued_batches)
             if not self.batching.enabled:
                 continue
             for signature in model.signatures.values():
@@ -43,11 +47,12 @@ class ModelService:
                     batcher.start()
 
     async def stop(self) -> None:
-        """Stops the batchers and waits for the worker threads."""
+        """Stops the batchers and ends the worker threads, waiting for a running call at most
+        ``CLOSE_SECONDS`` (then it is abandoned: the threads are daemons)."""
         for batcher in self._batchers.values():
             await batcher.stop()
         for runner in self._runners.values():
-            runner.close()
+            await runner.close(CLOSE_SECONDS)
         self._batchers.clear()
         self._runners.clear()
 

@@ -5,7 +5,8 @@ the layers below it, never a layer beside or above it.
         <-  cli, configs  <-  the scripts, benchmarks
 
 training and inference sit side by side and never import each other. serving (the server of
-serve.py) imports only itself: a SavedModel is all it needs.
+serve.py) imports only itself and the CTranslate2 runtime (``inference.ctranslate2_translator``,
+which imports no TensorFlow): a SavedModel or a CTranslate2 export is all it needs.
 """
 
 from __future__ import annotations
@@ -31,28 +32,38 @@ RANKS = {
 }
 SERVING = "serving"
 PACKAGES = (*RANKS, SERVING)
+# The one module outside serving/ that serving may import (with what it imports in turn).
+SERVING_MAY_IMPORT = "inference.ctranslate2_translator"
 SCRIPTS = sorted(path.name for path in REPO_ROOT.glob("*.py"))
 
 
-def project_imports(path: Path) -> set[str]:
-    """The top-level project packages a file imports, anywhere in it (lazy imports too)."""
+def imported_modules(path: Path) -> set[str]:
+    """The project modules a file imports, anywhere in it (lazy imports too)."""
     imported = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             imported.add(node.module)
-    return {name.split(".")[0] for name in imported} & set(PACKAGES)
+    return {name for name in imported if name.split(".")[0] in PACKAGES}
+
+
+def project_imports(path: Path) -> set[str]:
+    """The top-level project packages a file imports."""
+    return {name.split(".")[0] for name in imported_modules(path)}
 
 
 def allowed(importer: str, imported: str) -> bool:
-    """Whether package ``importer`` (or ``"script"``) may import package ``imported``."""
-    if importer == imported:
+    """Whether package ``importer`` (or ``"script"``) may import module or package ``imported``."""
+    package = imported.split(".")[0]
+    if importer == package:
         return True
-    if SERVING in (importer, imported):
-        return importer == "script" and imported == SERVING
+    if importer == SERVING:
+        return imported == SERVING_MAY_IMPORT
+    if package == SERVING:
+        return importer == "script"
     rank = RANKS[importer] if importer in RANKS else max(RANKS.values()) + 1  # a script
-    return RANKS[imported] < rank
+    return RANKS[package] < rank
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -62,7 +73,7 @@ def test_each_package_imports_only_the_layers_below_it(package):
     violations = [
         f"{path.relative_to(REPO_ROOT)} imports {name}"
         for path in files
-        for name in sorted(project_imports(path))
+        for name in sorted(imported_modules(path))
         if not allowed(package, name)
     ]
     assert not violations, violations
@@ -89,7 +100,9 @@ def test_the_rules_catch_imports_that_point_the_wrong_way(tmp_path):
     assert project_imports(bad) == {"inference", "decoding"}
     assert not allowed("training", "inference") and not allowed("inference", "training")
     assert not allowed("decoding", "rundir") and not allowed("common", "data_pipeline")
-    assert not allowed("serving", "inference") and not allowed("cli", "serving")
+    assert not allowed("serving", "inference.export") and not allowed("cli", "serving")
+    assert not allowed("serving", "decoding.translator")
+    assert allowed("serving", "inference.ctranslate2_translator")
     assert allowed("inference", "rundir") and allowed("script", "serving")
 
 

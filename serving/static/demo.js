@@ -11,6 +11,7 @@ const attention = document.getElementById("attention");
 const caption = document.getElementById("attention-caption");
 const heatmaps = document.getElementById("heatmaps");
 let signaturesByModel = {};
+let runtimeByModel = {};
 // Only the latest request of each kind may draw its answer (an older one may arrive later).
 let latestTranslation = 0;
 let latestAttention = 0;
@@ -37,7 +38,9 @@ async function loadModels() {
   const { models } = await response.json();
   for (const model of models) {
     signaturesByModel[model.name] = model.signatures;
-    modelSelect.add(new Option(`${model.name} (version ${model.version})`, model.name));
+    runtimeByModel[model.name] = model.runtime;
+    const label = `${model.name} (version ${model.version}, ${model.runtime})`;
+    modelSelect.add(new Option(label, model.name));
   }
 }
 
@@ -128,6 +131,10 @@ async function showAttention(model, sentence, item) {
     const sourcePieces = source_pieces.filter((piece) => piece);
     const targetPieces = target_pieces.filter((piece) => piece);
     caption.textContent = `“${sentence}”: rows are the output pieces, columns the source pieces.`;
+    if (runtimeByModel[model] === "CTranslate2") {
+      caption.textContent +=
+        " CTranslate2 returns one head: the first of the last layer (its alignment head).";
+    }
     heatmaps.replaceChildren(
       ...weights.map((head, index) => heatmap(index, head, sourcePieces, targetPieces)),
     );

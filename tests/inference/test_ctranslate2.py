@@ -192,6 +192,21 @@ def test_output_length_limits_are_ours(copy_model, tokenizer, tmp_path):
     assert len(ours[1]) < len(sentences[1])
 
 
+def test_its_attention_is_the_first_head_of_our_last_layer(copy_translators, tmp_path):
+    """What the served export's heat map shows: CTranslate2's alignment head is our last decoder
+    layer's first head (CTranslate2 leaves out the column of the source's EOS)."""
+    translator, _ = copy_translators[4]
+    path = export_ctranslate2(translator, str(tmp_path / "ct2"))
+    sentences = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball."]
+    ours = translator.cross_attention(tf.constant(sentences))
+    for row, theirs in enumerate(CTranslate2Translator(path).cross_attention(sentences)):
+        targets = [p.decode() for p in ours["target_pieces"][row].numpy() if p]
+        sources = [p.decode() for p in ours["source_pieces"][row].numpy() if p]
+        assert theirs.target_pieces == targets and [*theirs.source_pieces, "</s>"] == sources
+        expected = ours["attention"][row, 0, : len(targets), : len(sources) - 1].numpy()
+        np.testing.assert_allclose(theirs.attention, expected, atol=1e-4)
+
+
 def test_length_penalty_is_chosen_by_bleu(copy_model, tokenizer, tmp_path):
     translator = ModelTranslator(copy_model, tokenizer, max_source_length=48)
     path = export_ctranslate2(translator, str(tmp_path / "ct2"))

@@ -1,6 +1,7 @@
-"""Served models for the serving tests: the tiny run's export and a model that shouts.
+"""Served models for the serving tests: the tiny run's exports and a model that shouts.
 
-``tiny_saved_model`` (tests/conftest.py) is the tiny run's export. ``shout_saved_model`` maps
+``tiny_saved_model`` (tests/conftest.py) is the tiny run's export, ``tiny_ctranslate2`` its
+CTranslate2 export (float32, length penalty 0). ``shout_saved_model`` maps
 each text to ``<TEXT IN CAPITALS>``: its answers differ for every sentence, so a response
 carrying another request's rows cannot pass for right (the tiny model's translations are much
 alike). ``server`` is ``serve.py`` serving both on a free loopback port.
@@ -48,16 +49,34 @@ def shout_saved_model(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="session")
 def tiny_served(tiny_saved_model):
-    from serving.registry import load_model
+    from serving.saved_model import load_saved_model
 
-    return load_model("de-en", tiny_saved_model)
+    return load_saved_model("de-en", tiny_saved_model)
 
 
 @pytest.fixture(scope="session")
 def shout_served(shout_saved_model):
-    from serving.registry import load_model
+    from serving.saved_model import load_saved_model
 
-    return load_model("shout", shout_saved_model)
+    return load_saved_model("shout", shout_saved_model)
+
+
+@pytest.fixture(scope="session")
+def tiny_ctranslate2(tiny_run, tmp_path_factory) -> str:
+    """The tiny run's CTranslate2 export (float32, CTranslate2's length penalty 0), in a version
+    directory: ``.../ct2/7`` (the version of ``tiny_saved_model``)."""
+    from inference.ctranslate2_export import export_ctranslate2
+    from inference.loading import load_translator
+
+    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
+    return export_ctranslate2(translator, str(tmp_path_factory.mktemp("models") / "ct2" / "7"))
+
+
+@pytest.fixture(scope="session")
+def ctranslate2_served(tiny_ctranslate2):
+    from serving.ctranslate2_model import load_ctranslate2_model
+
+    return load_ctranslate2_model("de-en-ct2", tiny_ctranslate2, threads=1)
 
 
 def _translate_directly(served, sentences: list[str]) -> list[str]:
@@ -107,11 +126,13 @@ def limits():
 
 
 @pytest.fixture(scope="session")
-def server(tiny_saved_model, shout_saved_model, limits) -> Iterator[str]:
-    """serve.py with de-en (the tiny model, given by its base directory: version 7) and shout,
-    with ``limits``; yields its URL."""
+def server(tiny_saved_model, shout_saved_model, tiny_ctranslate2, limits) -> Iterator[str]:
+    """serve.py with de-en (the tiny model, given by its base directory: version 7), shout and
+    de-en-ct2 (the tiny model's CTranslate2 export), with ``limits``; yields its URL."""
     process, url = _start_server(
         f"--saved_model=de-en={Path(tiny_saved_model).parent},shout={shout_saved_model}",
+        f"--ctranslate2=de-en-ct2={tiny_ctranslate2}",
+        "--ctranslate2_threads=1",
         *(f"--{field}={value}" for field, value in dataclasses.asdict(limits).items()),
         "--batch_timeout_micros=5000",
     )

@@ -3,27 +3,30 @@
 import asyncio
 import time
 
+import numpy as np
 import pytest
-import tensorflow as tf
 
 from serving.batching import Batcher, BatchingOptions
-from serving.errors import ApiError
+from serving.errors import ApiError, bad_request
 from serving.registry import Signature
 from serving.runner import ModelRunner
 
 
 def recording_signature(calls: list[list[str]], slow: float = 0.0) -> Signature:
-    """Upper-cases its rows; records each call's rows; "boom" fails the call (invalid argument),
-    "slow" makes it take ``slow`` seconds."""
+    """Upper-cases its rows; records each call's rows; "boom" fails the call (the input's fault:
+    400), "crash" fails it otherwise (500), "short" returns a row too few, "slow" makes it take
+    ``slow`` seconds."""
 
-    def function(text: tf.Tensor) -> dict[str, tf.Tensor]:
-        rows = [row.decode() for row in text.numpy()]
+    def function(rows: list[str]) -> dict[str, np.ndarray]:
         calls.append(rows)
         if "boom" in rows:
-            raise tf.errors.InvalidArgumentError(None, None, "boom is not a sentence")
+            raise bad_request("boom is not a sentence")
+        if "crash" in rows:
+            raise RuntimeError("the model crashed")
         if "slow" in rows:
             time.sleep(slow)
-        return {"translation": tf.strings.upper(text)}
+        outputs = [row.upper().encode() for row in rows]
+        return {"translation": np.array(outputs[1:] if "short" in rows else outputs, object)}
 
     return Signature("serving_default", function, ("text",), ("translation",), batchable=True)
 
@@ -37,7 +40,7 @@ async def run_requests(batcher: Batcher, requests: list[list[str]]) -> list:
     finally:
         await batcher.stop()
     return [
-        result if isinstance(result, ApiError) else [r.decode() for r in result["translation"]]
+        result if isinstance(result, Exception) else [r.decode() for r in result["translation"]]
         for result in results
     ]
 
@@ -122,7 +125,86 @@ def test_requests_not_answered_at_shutdown_get_a_503():
         assert isinstance(result, ApiError) and result.status == 503, result
 
 
-@pytest.mark.parametrize("options", [dict(max_batch_size=0), dict(batch_timeout_micros=-1)])
-def test_bad_batching_options_are_refused(options):
-    with pytest.raises(ValueError, match="--max_batch_size must be >= 1"):
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(max_batch_size=0), "--max_batch_size must be >= 1"),
+        (dict(batch_timeout_micros=-1), "--max_batch_size must be >= 1"),
+        (dict(max_enqueued_batches=0), "--max_enqueued_batches must be >= 1"),
+    ],
+)
+def test_bad_batching_options_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
         BatchingOptions(**options)
+
+
+def test_a_batch_that_fails_for_another_reason_than_its_input_fails_every_request_once():
+    calls: list[list[str]] = []
+    batcher = Batcher(
+        ModelRunner("test"), recording_signature(calls), BatchingOptions(True, 16, 200_000)
+    )
+    results = asyncio.run(run_requests(batcher, [["a"], ["crash"], ["b"]]))
+    for result in results:
+        assert isinstance(result, ApiError) and result.status == 500, result
+        assert result.message == "RuntimeError: the model crashed"
+    assert calls == [["a", "crash", "b"]]  # no retries one by one after a 500
+
+
+def test_a_broken_batch_fails_its_requests_and_the_batcher_goes_on(caplog):
+    calls: list[list[str]] = []
+    batcher = Batcher(
+        ModelRunner("test"), recording_signature(calls), BatchingOptions(True, 16, 100_000)
+    )
+
+    async def scenario() -> list:
+        batcher.start()
+        broken = await asyncio.gather(
+            batcher.run([["a", "short"]]), batcher.run([["b"]]), return_exceptions=True
+        )
+        after = await batcher.run([["c"]])
+        await batcher.stop()
+        return [*broken, after]
+
+    broken_a, broken_b, after = asyncio.run(scenario())
+    for result in (broken_a, broken_b):
+        assert isinstance(result, ApiError) and result.status == 500, result
+    assert after["translation"].tolist() == [b"C"]
+    assert "output translation has 2 rows for 3 inputs" in caplog.text
+
+
+def test_a_full_queue_refuses_at_once_with_503_and_retry_after():
+    calls: list[list[str]] = []
+    options = BatchingOptions(
+        True, max_batch_size=2, batch_timeout_micros=0, max_enqueued_batches=2
+    )
+    batcher = Batcher(ModelRunner("test"), recording_signature(calls, slow=0.3), options)
+
+    async def scenario() -> list:
+        batcher.start()
+        running = asyncio.ensure_future(batcher.run([["slow"]]))
+        await asyncio.sleep(0.1)  # the batch runs; what comes now waits
+        waiting = [asyncio.ensure_future(batcher.run([[f"w{i}"]])) for i in range(4)]
+        await asyncio.sleep(0)
+        started = time.perf_counter()
+        with pytest.raises(ApiError) as refused:
+            await batcher.run([["one too many"]])
+        refused_in = time.perf_counter() - started
+        waiting[0].cancel()  # a client gone: its row no longer counts
+        await asyncio.sleep(0)
+        accepted = await batcher.run([["room again"]])
+        answers = [await running, *[await w for w in waiting[1:]], accepted]
+        await batcher.stop()
+        return refused.value, refused_in, answers
+
+    error, refused_in, answers = asyncio.run(scenario())
+    assert error.status == 503 and refused_in < 0.05
+    assert "4 sentences wait already, the most is 4" in error.message
+    assert 1 <= int(error.headers["Retry-After"]) <= 60
+    assert [a["translation"].tolist() for a in answers] == [
+        [b"SLOW"],
+        [b"W1"],
+        [b"W2"],
+        [b"W3"],
+        [b"ROOM AGAIN"],
+    ]
+    assert ["w0"] not in calls and all("w0" not in call for call in calls)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from serving.registry import load_model
+from serving.saved_model import load_saved_model
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; scripts/test.sh installs it when missing
 # No sign-in, sync, updates or other background traffic: the machine may have no network.
@@ -37,39 +37,46 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+MODELS = ["de-en"] if os.environ.get("SERVE_DEMO_SAVED_MODEL") else ["de-en", "de-en-ct2"]
+
+
 @pytest.fixture(scope="module")
 def demo(request, start_server):
-    """``(url, served model)``: the page's server and the model it serves as de-en."""
+    """``(url, {name: served model})``: the page's server and the models it serves."""
     path = os.environ.get("SERVE_DEMO_SAVED_MODEL")
     if not path:
-        return request.getfixturevalue("server"), request.getfixturevalue("tiny_served")
+        served = {
+            "de-en": request.getfixturevalue("tiny_served"),
+            "de-en-ct2": request.getfixturevalue("ctranslate2_served"),
+        }
+        return request.getfixturevalue("server"), served
     process, url = start_server(f"--saved_model=de-en={path}")
     request.addfinalizer(lambda: (process.terminate(), process.communicate(timeout=60)))
-    return url, load_model("de-en", path)
+    return url, {"de-en": load_saved_model("de-en", path)}
 
 
+@pytest.mark.parametrize("model", MODELS)
 def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_maps(
-    browser, demo, translate_directly
+    browser, demo, translate_directly, model
 ):
-    url, served = demo
+    url, models = demo
+    served = models[model]
     expected = translate_directly(served, [SENTENCE])[0]
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     page.goto(f"{url}/")
-    expect(page.locator("#model option[value='de-en']")).to_have_count(1)
-    page.select_option("#model", "de-en")
+    expect(page.locator(f"#model option[value='{model}']")).to_have_count(1)
+    page.select_option("#model", model)
     page.locator("#source").press_sequentially(SENTENCE)
     page.locator("#source").press("Enter")
     expect(page.locator("#translations .translation")).to_have_text([expected])
-    expect(page.locator("#status")).to_have_text("1 sentence(s) translated by de-en.")
-    heads = int(
-        served.signature_defs["cross_attention"]["outputs"]["attention"]["tensor_shape"]["dim"][1][
-            "size"
-        ]
-    )
+    expect(page.locator("#status")).to_have_text(f"1 sentence(s) translated by {model}.")
+    outputs = served.signature("cross_attention")([SENTENCE])
+    heads = outputs["attention"].shape[1]  # CTranslate2 returns one
     maps = page.locator("#heatmaps figure.heatmap")
     expect(maps).to_have_count(heads)
     expect(maps.locator("figcaption")).to_have_text([f"head {h + 1}" for h in range(heads)])
-    outputs = served.signature("cross_attention")([SENTENCE])
+    if served.runtime == "CTranslate2":
+        expect(page.locator("#attention-caption")).to_contain_text("CTranslate2 returns one head")
     sources = [p.decode() for p in outputs["source_pieces"][0] if p]
     targets = [p.decode() for p in outputs["target_pieces"][0] if p]
     expect(maps.first.locator("thead th")).to_have_text(["", *sources])  # source pieces across
@@ -88,6 +95,6 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     page.locator("#translations li").first.click()
     expect(page.locator("#attention-caption")).to_contain_text(SENTENCE)
     expect(maps.first.locator("tbody th")).to_have_text(targets)
-    if os.environ.get("SERVE_DEMO_SCREENSHOT"):
+    if os.environ.get("SERVE_DEMO_SCREENSHOT") and model == "de-en":
         page.screenshot(path=os.environ["SERVE_DEMO_SCREENSHOT"], full_page=True)
     page.close()

@@ -85,8 +85,18 @@ def test_status_and_metadata(client, tiny_served):
         assert client.get(path).json() == tiny_served.metadata()
     assert client.get("/demo/models").json() == {
         "models": [
-            {"name": "de-en", "version": 7, "signatures": ["cross_attention", "serving_default"]},
-            {"name": "shout", "version": 1, "signatures": ["serving_default"]},
+            {
+                "name": "de-en",
+                "version": 7,
+                "runtime": "SavedModel",
+                "signatures": ["cross_attention", "serving_default"],
+            },
+            {
+                "name": "shout",
+                "version": 1,
+                "runtime": "SavedModel",
+                "signatures": ["serving_default"],
+            },
         ]
     }
 

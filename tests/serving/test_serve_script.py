@@ -1,4 +1,5 @@
-"""serve.py on a free loopback port: the API, bad input, a load test, disconnects, SIGTERM."""
+"""serve.py on a free loopback port: the API, bad input, a load test, disconnects, overload,
+SIGTERM, CTranslate2 exports."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import sys
 import time
 
 import httpx2
+import tensorflow as tf
 
+from serving.service import CLOSE_SECONDS
 from tests.script_runner import REPO_ROOT, run_in_process
 
 
@@ -139,7 +142,15 @@ def test_bad_command_lines_and_missing_models_are_one_line_errors(tmp_path, shou
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         cases = [
-            ([], "Flag --saved_model must have a value other than None"),
+            ([], "nothing to serve: give --saved_model=DIR or --ctranslate2=DIR"),
+            (
+                [f"--saved_model={shout_saved_model}", "--request_timeout_seconds=0"],
+                "--request_timeout_seconds must be positive",
+            ),
+            (
+                [f"--ctranslate2={tmp_path}/none", "--port=0"],
+                f"No CTranslate2 export in {tmp_path}",
+            ),
             ([f"--saved_model={shout_saved_model}", "--port=abc"], "flag --port=abc"),
             (
                 [f"--saved_model={shout_saved_model}", "--port=70000"],
@@ -171,3 +182,95 @@ def test_a_bad_command_line_fails_before_tensorflow_is_imported():
     )
     assert completed.stdout.startswith("error: bad command line: flag --max_batch_size=0")
     assert completed.stdout.endswith(" False\n"), completed.stdout
+
+
+class _HangsOnRequest(tf.Module):
+    """Echoes its text; the sentence "hang" makes the call loop forever (a model that hangs)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def serve(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        hang = tf.reduce_any(tf.equal(text, "hang"))
+        steps = tf.while_loop(lambda step: hang, lambda step: step + 1, [tf.constant(0)])
+        return {"translation": tf.strings.join([text, tf.strings.as_string(steps)], "#")}
+
+
+def _stalled_body(url: str, path: str) -> tuple[bytes, float]:
+    """Sends a request whose body stops after 10 of its 100 bytes; returns all the server sent
+    before closing the connection, and when that was."""
+    host, port = url.removeprefix("http://").split(":")
+    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 100\r\n\r\n".encode()
+    started = time.perf_counter()
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(head + b'{"instance')
+        received = b""
+        while chunk := connection.recv(4096):
+            received += chunk
+    return received, time.perf_counter() - started
+
+
+def test_overload_gets_503s_with_retry_after_a_stalled_body_408_and_sigterm_beats_a_hung_model(
+    start_server, tmp_path
+):
+    module = _HangsOnRequest()
+    tf.saved_model.save(module, str(tmp_path / "m"), signatures={"serving_default": module.serve})
+    graceful = 1.0
+    process, url = start_server(
+        f"--saved_model=hang={tmp_path / 'm'}",
+        "--max_batch_size=1",
+        "--max_enqueued_batches=1",
+        "--batch_timeout_micros=0",
+        "--request_timeout_seconds=2",
+        "--body_timeout_seconds=0.5",
+        f"--graceful_shutdown_seconds={graceful}",
+    )
+    predict = f"{url}/v1/models/hang:predict"
+    assert httpx2.post(predict, json={"instances": ["a"]}).json() == {"predictions": ["a#0"]}
+
+    received, seconds = _stalled_body(url, "/v1/models/hang:predict")
+    assert received.startswith(b"HTTP/1.1 408 ") and 0.5 <= seconds < 3, (received, seconds)
+    assert b"did not arrive within 0.5 s (--body_timeout_seconds)" in received
+
+    def post(sentence: str) -> tuple[httpx2.Response, float]:
+        started = time.perf_counter()
+        answer = httpx2.post(predict, json={"instances": [sentence]}, timeout=30)
+        return answer, time.perf_counter() - started
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        hung = pool.submit(post, "hang")  # holds the model's thread for good
+        time.sleep(0.3)
+        queued = pool.submit(post, "queued")  # the one batch the queue holds
+        time.sleep(0.3)
+        refused = [pool.submit(post, f"more {i}") for i in range(6)]
+        answers = [future.result() for future in [hung, queued, *refused]]
+    for answer, seconds in answers:  # nobody waits much past --request_timeout_seconds
+        assert answer.status_code == 503 and seconds < 4, (answer.text, seconds)
+        assert int(answer.headers["Retry-After"]) >= 1
+    assert "--request_timeout_seconds" in answers[0][0].json()["error"]
+    assert "--request_timeout_seconds" in answers[1][0].json()["error"]
+    for answer, seconds in answers[2:]:  # refused at once: the queue was full
+        assert "--max_enqueued_batches" in answer.json()["error"] and seconds < 1, answer.text
+
+    started = time.perf_counter()
+    process.send_signal(signal.SIGTERM)  # the "hang" call still runs on the model's thread
+    _, stderr = process.communicate(timeout=60)
+    assert time.perf_counter() - started < graceful + CLOSE_SECONDS + 3, stderr[-2000:]
+    assert process.returncode == 0, stderr[-2000:]
+    assert "a call still running after" in stderr and "Traceback" not in stderr
+
+
+def test_a_ctranslate2_export_is_served_by_serve_py_without_tensorflow(
+    start_server, tiny_ctranslate2, ctranslate2_served
+):
+    process, url = start_server(
+        f"--ctranslate2=de-en={tiny_ctranslate2}", "--ctranslate2_threads=1"
+    )
+    sentences = ["Ein Hund rennt.", "Zwei Frauen lachen."]
+    expected = ctranslate2_served.signature("serving_default")(sentences)["translation"]
+    answer = httpx2.post(f"{url}/v1/models/de-en:predict", json={"instances": sentences})
+    assert answer.json() == {"predictions": [output.decode() for output in expected]}
+    with open(f"/proc/{process.pid}/maps", encoding="utf-8") as maps:
+        libraries = maps.read()
+    process.terminate()
+    _, stderr = process.communicate(timeout=60)
+    assert "ctranslate2" in libraries and "libtensorflow" not in libraries
+    assert process.returncode == 0, stderr[-2000:]

@@ -1,0 +1,106 @@
+"""Serving a CTranslate2 export (``export.py --format=ctranslate2``, any quantization): the same
+signatures as the project's SavedModel, without TensorFlow (ctranslate2 and sentencepiece only).
+
+``serving_default`` maps ``text`` to ``translation``; ``cross_attention`` adds the pieces read
+and written and the attention CTranslate2 returns: one head (the export's alignment head, the
+first of the last decoder layer), as ``attention`` ``(batch, 1, output pieces, source pieces)``,
+padded like the SavedModel's (pieces ``""``, weights 0). The search is the export's
+(``decoding.json``: beam size, CTranslate2's length penalty, our output length limits).
+
+Example:
+    >>> model = load_ctranslate2_model("de-en", "runs/de_en/ct2_int8")
+    >>> model.signature("serving_default")(["Ein Hund."])
+    {'translation': array([b'A dog.'], dtype=object)}
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from inference.ctranslate2_translator import CTranslate2Translator
+from serving.registry import ServedModel, Signature, model_version_dir, string_signature_def
+
+_MODEL_FILE = "model.bin"  # CTranslate2's weights, beside our decoding.json and spm.model
+
+
+def _holds_export(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, _MODEL_FILE))
+
+
+def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedModel:
+    """Loads the CTranslate2 export of ``path`` (or the highest numbered one in it) as ``name``,
+    computing on ``threads`` CPU threads (0: one per core).
+
+    Example:
+        >>> load_ctranslate2_model("de-en", "runs/de_en/ct2_int8").runtime
+        'CTranslate2'
+    """
+    version, directory = model_version_dir(
+        path,
+        _holds_export,
+        f"No CTranslate2 export in {path} (--ctranslate2), nor numbered versions of one; write "
+        "one with `python export.py --workdir=DIR --format=ctranslate2 --output=...`.",
+    )
+    translator = CTranslate2Translator(directory, threads=threads)
+    outputs = {
+        "serving_default": {"translation": 1},
+        "cross_attention": {
+            "translation": 1,
+            "source_pieces": 2,
+            "target_pieces": 2,
+            "attention": 4,
+        },
+    }
+    signatures = {
+        "serving_default": Signature(
+            "serving_default",
+            lambda text: {"translation": _strings(translator.translate_batch(text))},
+            ("text",),
+            ("translation",),
+            batchable=True,
+        ),
+        "cross_attention": Signature(
+            "cross_attention",
+            lambda text: _cross_attention(translator, text),
+            ("text",),
+            tuple(sorted(outputs["cross_attention"])),
+            batchable=False,
+        ),
+    }
+    signature_defs = {
+        signature: string_signature_def(["text"], ranks) for signature, ranks in outputs.items()
+    }
+    return ServedModel(
+        name, version, directory, "CTranslate2", signatures, signature_defs, translator
+    )
+
+
+def _strings(texts: list[str]) -> np.ndarray:
+    return np.array([text.encode("utf-8") for text in texts], dtype=object)
+
+
+def _padded_pieces(rows: list[list[str]], width: int) -> np.ndarray:
+    return np.array(
+        [[piece.encode("utf-8") for piece in row] + [b""] * (width - len(row)) for row in rows],
+        dtype=object,
+    ).reshape(len(rows), width)
+
+
+def _cross_attention(translator: CTranslate2Translator, text: list[str]) -> dict[str, np.ndarray]:
+    results = translator.cross_attention(text)
+    source_width = max((len(result.source_pieces) for result in results), default=0)
+    target_width = max((len(result.target_pieces) for result in results), default=0)
+    attention = np.zeros([len(results), 1, target_width, source_width], np.float32)
+    for row, result in enumerate(results):
+        weights = np.asarray(result.attention, np.float32).reshape(
+            len(result.target_pieces), len(result.source_pieces)
+        )
+        attention[row, 0, : weights.shape[0], : weights.shape[1]] = weights
+    return {
+        "translation": _strings([result.translation for result in results]),
+        "source_pieces": _padded_pieces([result.source_pieces for result in results], source_width),
+        "target_pieces": _padded_pieces([result.target_pieces for result in results], target_width),
+        "attention": attention,
+    }

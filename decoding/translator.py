@@ -19,6 +19,10 @@ from decoding.options import SearchOptions
 from decoding.protocol import translate_in_batches, truncation_warnings
 from decoding.search import decode
 
+# Batches of up to this many sentences run the XLA search, larger ones the graph search (the
+# crossover measured in docs/PERFORMANCE.md: XLA is faster at 4 and 8, the graph at 16 and up).
+XLA_MAX_BATCH_SIZE = 8
+
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
     """``(batch,)`` strings -> ``(batch, length)`` int32 source ids as in training: the pieces,
@@ -56,12 +60,16 @@ class ModelTranslator(tf.Module):
         options: the search's :class:`~decoding.options.SearchOptions` (beam size, length
             penalty, output length limits).
         max_source_length: longer inputs are truncated to this many tokens.
-        jit_compile: run the search (not the string ops) compiled by XLA. XLA compiles once per
-            input shape, so the batch is padded to a power of two and the source length to a
-            multiple of ``length_bucket``: at most ``log2(batch) * max_source_length /
-            length_bucket`` compilations, each a few seconds the first time it is met. Padding
-            never changes a translation (see :mod:`decoding.common`).
+        jit_compile: run the search (not the string ops) of batches of up to
+            ``xla_max_batch_size`` sentences compiled by XLA, and larger batches' in the graph,
+            where done sentences leave the batch (XLA keeps computing them until the longest
+            output ends, and wins only for small batches). XLA compiles once per input shape, so
+            the batch is padded to a power of two and the source length to a multiple of
+            ``length_bucket``: at most ``(log2(xla_max_batch_size) + 1) * max_source_length /
+            length_bucket`` compilations, each a few seconds the first time it is met. Both give
+            the same translations; padding never changes one (see :mod:`decoding.common`).
         length_bucket: source padding multiple under ``jit_compile``.
+        xla_max_batch_size: the largest batch that runs under XLA with ``jit_compile``.
 
     Example:
         >>> translator = ModelTranslator(model, tokenizer, SearchOptions(beam_size=4))
@@ -77,6 +85,7 @@ class ModelTranslator(tf.Module):
         max_source_length: int = 256,
         jit_compile: bool = False,
         length_bucket: int = 16,
+        xla_max_batch_size: int = XLA_MAX_BATCH_SIZE,
     ) -> None:
         super().__init__()
         if length_bucket < 1:
@@ -84,6 +93,7 @@ class ModelTranslator(tf.Module):
         self.model, self.tokenizer, self.options = model, tokenizer, options
         self.max_source_length = max_source_length
         self.jit_compile, self.length_bucket = jit_compile, length_bucket
+        self.xla_max_batch_size = xla_max_batch_size
         self._compiled_search = tf.function(self._search, jit_compile=True)
         if not isinstance(model, Ensemble):  # a tf.function attribute: exported with the module
             self.cross_attention = tf.function(
@@ -149,10 +159,15 @@ class ModelTranslator(tf.Module):
         return tf.where(real, self.tokenizer.id_to_piece(ids), "")
 
     def _output_ids(self, source_ids: tf.Tensor) -> tf.Tensor:
-        if not self.jit_compile:  # dynamic shapes: done sentences leave the beam search's batch
+        # The graph search has dynamic shapes: done sentences leave the beam search's batch.
+        if not self.jit_compile:
             return self._search(source_ids, dynamic_shapes=True)
         batch = tf.shape(source_ids)[0]
-        return self._compiled_search(pad_to_buckets(source_ids, self.length_bucket))[:batch]
+        return tf.cond(
+            batch <= self.xla_max_batch_size,
+            lambda: self._compiled_search(pad_to_buckets(source_ids, self.length_bucket))[:batch],
+            lambda: self._search(source_ids, dynamic_shapes=True),
+        )
 
     def _search(self, source_ids: tf.Tensor, dynamic_shapes: bool = False) -> tf.Tensor:
         return decode(self.model, source_ids, self.options, dynamic_shapes)

@@ -29,8 +29,11 @@ def test_pad_to_buckets_pads_batch_to_a_power_of_two_and_length_to_the_bucket(sh
     assert (extra[:, 0] == 3).all() and (extra[:, 1:] == 0).all()
 
 
-@pytest.mark.parametrize("beam_size", [1, 3])
-def test_the_xla_compiled_search_translates_as_the_graph_one(tiny_run, beam_size):
+@pytest.mark.parametrize("beam_size, xla_max_batch_size", [(1, 8), (3, 8), (3, 2)])
+def test_the_xla_compiled_search_translates_as_the_graph_one(
+    tiny_run, beam_size, xla_max_batch_size
+):
+    """Batches of 3 and 1: under XLA both, or (largest XLA batch 2) the first in the graph."""
     workdir, _ = tiny_run
     model, tokenizer, _ = load_model(workdir, "latest")
     sentences = ["Ein Hund rennt.", "", "Zwei Männer stehen auf einer Straße und reden.", "Ja"]
@@ -42,6 +45,7 @@ def test_the_xla_compiled_search_translates_as_the_graph_one(tiny_run, beam_size
             max_source_length=32,
             jit_compile=jit,
             length_bucket=8,
+            xla_max_batch_size=xla_max_batch_size,
         ).translate(sentences, batch_size=3, progress=False)
         for jit in (False, True)
     }

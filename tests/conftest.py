@@ -131,3 +131,14 @@ def tiny_saved_model(tiny_run, tmp_path_factory) -> str:
 
     translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
     return export_saved_model(translator, str(tmp_path_factory.mktemp("models") / "de-en" / "7"))
+
+
+@pytest.fixture(scope="session")
+def tiny_ctranslate2(tiny_run, tmp_path_factory) -> str:
+    """The tiny run's CTranslate2 export (float32, CTranslate2's length penalty 0), in a version
+    directory: ``.../ct2/7`` (the version of ``tiny_saved_model``)."""
+    from inference.ctranslate2_export import export_ctranslate2
+    from inference.loading import load_translator
+
+    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
+    return export_ctranslate2(translator, str(tmp_path_factory.mktemp("models") / "ct2" / "7"))

@@ -6,16 +6,21 @@ import sys
 from benchmarks import harness
 
 
-def test_serve_throughput_runs_on_the_tiny_model(tiny_saved_model, tfds_dir):
-    """The benchmark end to end, with few requests: both servers answer, every figure prints."""
+def test_serve_throughput_runs_on_the_tiny_model(tiny_saved_model, tiny_ctranslate2, tfds_dir):
+    """The benchmark end to end, with few requests: every server answers, every figure prints,
+    the overload burst is refused in part and nobody waits past the timeout."""
     run = subprocess.run(
         [
             sys.executable,
             str(harness.REPO_ROOT / "benchmarks" / "serve_throughput.py"),
             f"--saved_model={tiny_saved_model}",
-            "--clients=1,4",
+            f"--ctranslate2={tiny_ctranslate2}",
+            "--clients=4",
             "--requests=8",
             "--sentences=8",
+            "--overload_clients=40",
+            "--overload_queue=1",
+            "--request_timeout_seconds=20",
         ],
         capture_output=True,
         text=True,
@@ -23,15 +28,26 @@ def test_serve_throughput_runs_on_the_tiny_model(tiny_saved_model, tfds_dir):
         env={**os.environ, "TFDS_DATA_DIR": tfds_dir},
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "cpu: " in run.stdout and "--clients=1,4" in run.stdout
+    assert "cpu: " in run.stdout and "--clients=4" in run.stdout
     results = re.findall(r"^RESULT (.+?): ([\d.]+)", run.stdout, flags=re.M)
-    assert [name for name, _ in results] == [
-        "SavedModel alone, batch 64",
-        "SavedModel alone, batch 32",
-        "serve.py batching on, 1 clients",
-        "serve.py batching on, 4 clients",
-        "serve.py batching off, 1 clients",
-        "serve.py batching off, 4 clients",
-        "4 clients, batching on / SavedModel batch 64",
-    ]
+    expected = []
+    for runtime in ("SavedModel", "CTranslate2"):
+        expected += [
+            f"{runtime} alone, batch 64",
+            f"{runtime} alone, batch 32",
+            f"{runtime} served, batching on, 4 clients",
+            f"{runtime} served, batching off, 4 clients",
+            f"{runtime}, 4 clients, batching on / alone at batch 64",
+        ]
+    assert [name for name, _ in results if "overload" not in name] == expected
     assert all(float(value) > 0 for _, value in results)
+    bursts = re.findall(
+        r"^RESULT (\w+) overload, 40 clients at once, queue 1 x 8 sentences: (\d+) answered .*, "
+        r"(\d+) refused with 503 .* other 0; longest wait ([\d.]+) s",
+        run.stdout,
+        flags=re.M,
+    )
+    assert [runtime for runtime, *_ in bursts] == ["SavedModel", "CTranslate2"], run.stdout
+    for _, answered, refused, longest in bursts:
+        assert int(answered) + int(refused) == 40 and int(refused) > 0
+        assert float(longest) < 20

@@ -1,7 +1,6 @@
 """Served models for the serving tests: the tiny run's exports and a model that shouts.
 
-``tiny_saved_model`` (tests/conftest.py) is the tiny run's export, ``tiny_ctranslate2`` its
-CTranslate2 export (float32, length penalty 0). ``shout_saved_model`` maps
+``tiny_saved_model`` and ``tiny_ctranslate2`` (tests/conftest.py) are the tiny run's exports. ``shout_saved_model`` maps
 each text to ``<TEXT IN CAPITALS>``: its answers differ for every sentence, so a response
 carrying another request's rows cannot pass for right (the tiny model's translations are much
 alike). ``server`` is ``serve.py`` serving both on a free loopback port.
@@ -59,17 +58,6 @@ def shout_served(shout_saved_model):
     from serving.saved_model import load_saved_model
 
     return load_saved_model("shout", shout_saved_model)
-
-
-@pytest.fixture(scope="session")
-def tiny_ctranslate2(tiny_run, tmp_path_factory) -> str:
-    """The tiny run's CTranslate2 export (float32, CTranslate2's length penalty 0), in a version
-    directory: ``.../ct2/7`` (the version of ``tiny_saved_model``)."""
-    from inference.ctranslate2_export import export_ctranslate2
-    from inference.loading import load_translator
-
-    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
-    return export_ctranslate2(translator, str(tmp_path_factory.mktemp("models") / "ct2" / "7"))
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import socket
 import sys
 
 from absl import app, flags
@@ -26,6 +25,7 @@ import cli  # noqa: F401  (first: filters TensorFlow's start-up lines from stder
 # The flags' defaults. These two modules load without TensorFlow (see serving/__init__.py).
 from serving.batching import BatchingOptions
 from serving.limits import Limits
+from serving.sockets import listen
 
 _SAVED_MODEL = flags.DEFINE_list(
     "saved_model",
@@ -128,7 +128,7 @@ def main(argv: list[str]) -> None:
             batch_timeout_micros=_BATCH_TIMEOUT_MICROS.value,
             max_enqueued_batches=_MAX_ENQUEUED_BATCHES.value,
         )
-        listening = socket.create_server((_HOST.value, _PORT.value))
+        listening = listen(_HOST.value, _PORT.value)
     except ValueError as error:
         sys.exit(f"error: bad command line: {error}")
     except OSError as error:

@@ -26,11 +26,11 @@ unless ``--ctranslate2_length_penalty`` is given).
 Each is timed at batch 1 (the first ``--batch1_sentences`` sentences, one per call: the median
 ms per sentence) and at batch 64 (the whole split, sorted by length as ``translate.py`` does: the
 median of ``--trained_reps`` passes), after one untimed pass over the same sentences (a server's
-steady state: every shape traced and compiled). The four take turns, sentence by sentence and
-pass by pass, so a slow spell of a shared machine falls on all of them. It prints sentences/s,
-output SentencePiece pieces/s, sacreBLEU of the batch-64 translations, and the ratios ours /
-CTranslate2 beside the targets (the default export: batch 64 >= 0.8x and batch 1 >= 1.0x
-CTranslate2 float32; int8 loses <= 0.3 BLEU).
+steady state: every shape traced and compiled). The four take turns, block by block of 50
+sentences and pass by pass, so a slow spell of a shared machine falls on all of them. It prints
+sentences/s, output SentencePiece pieces/s, sacreBLEU of the batch-64 translations, and the
+ratios ours / CTranslate2 beside the targets (the default export: batch 64 >= 0.8x and batch 1
+>= 1.0x CTranslate2 float32; int8 loses <= 0.3 BLEU).
 
 Run it alone on the machine (it uses every core).
 """
@@ -73,6 +73,7 @@ REFERENCE = "reference greedy (no cache)"
 CT2_TARGET_SHARE = 0.5
 # --workdir: the default export's share of CTranslate2 float32's speed at batch 64 and batch 1.
 CT2_BATCH64_TARGET_SHARE = 0.8
+BATCH1_BLOCK = 50  # sentences a translator translates one by one before the next one's turn
 CT2_BATCH1_TARGET_SHARE = 1.0
 
 
@@ -96,9 +97,12 @@ def time_real_translations(
 ) -> dict[str, TrainedLine]:
     """Batch 1 over the first ``batch1_sentences`` and batch 64 over all ``sentences`` (sorted by
     length as translate.py does), each after one untimed pass (every shape traced and compiled:
-    a server's steady state). The translators take turns, sentence by sentence at batch 1 and
-    pass by pass at batch 64, each round starting with the next one: a slow spell of a shared
-    machine falls on all of them, not on whichever ran then."""
+    a server's steady state). The translators take turns, block by block of ``BATCH1_BLOCK``
+    sentences at batch 1 and pass by pass at batch 64, each round starting with the next one: a
+    slow spell of a shared machine falls on all of them, not on whichever ran then. Not sentence
+    by sentence: TensorFlow's and CTranslate2's thread pools keep their threads spinning for a
+    while after a call, so a runtime called right after the other competes with its threads
+    (CTranslate2 float32 took 89.8 ms a sentence so, 20.9 ms alone; docs/PERFORMANCE.md)."""
     from common.metrics import bleu
 
     names = list(translators)
@@ -115,10 +119,12 @@ def time_real_translations(
         for batch in single:
             translator.translate(batch, batch_size=1, progress=False)
         translations[name] = translator.translate(sentences, batch_size=64, progress=False)
-    for number, batch in enumerate(single):
+    blocks = [single[start : start + BATCH1_BLOCK] for start in range(0, len(single), BATCH1_BLOCK)]
+    for number, block in enumerate(blocks):
         for name in in_turn(number):
-            _, seconds = harness.timed(partial(translators[name].translate, batch, 1, False))
-            batch1_seconds[name].append(seconds)
+            for batch in block:
+                _, seconds = harness.timed(partial(translators[name].translate, batch, 1, False))
+                batch1_seconds[name].append(seconds)
     for number in range(reps):
         for name in in_turn(number):
             translate = partial(translators[name].translate, sentences, 64, False)
@@ -185,7 +191,7 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
             "length penalty": f"GNMT {config.decode.length_penalty}, CTranslate2 {penalty}",
             "batch 1": f"the first {batch1_sentences} sentences, median ms per sentence",
             "batch 64": f"every sentence, sorted by length, median of {reps} passes",
-            "order": "the translators take turns, sentence by sentence and pass by pass",
+            "order": f"the translators take turns, {BATCH1_BLOCK} sentences and pass by pass",
             "CTranslate2 threads": len(os.sched_getaffinity(0)),
         },
     )

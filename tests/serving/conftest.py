@@ -1,9 +1,9 @@
 """Served models for the serving tests: the tiny run's exports and a model that shouts.
 
-``tiny_saved_model`` and ``tiny_ctranslate2`` (tests/conftest.py) are the tiny run's exports. ``shout_saved_model`` maps
-each text to ``<TEXT IN CAPITALS>``: its answers differ for every sentence, so a response
-carrying another request's rows cannot pass for right (the tiny model's translations are much
-alike). ``server`` is ``serve.py`` serving both on a free loopback port.
+``tiny_saved_model`` and ``tiny_ctranslate2`` (tests/conftest.py) are the tiny run's exports.
+``shout_saved_model`` maps each text to ``<TEXT IN CAPITALS>``: its answers differ for every
+sentence, so a response carrying another request's rows cannot pass for right (the tiny model's
+translations are much alike). ``server`` is ``serve.py`` serving them on a free loopback port.
 """
 
 from __future__ import annotations

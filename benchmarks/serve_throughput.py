@@ -41,6 +41,12 @@ from absl import app, flags
 
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "An exported SavedModel.")
 _CTRANSLATE2 = flags.DEFINE_string("ctranslate2", None, "A CTranslate2 export.")
+_CTRANSLATE2_THREADS = flags.DEFINE_integer(
+    "ctranslate2_threads",
+    0,
+    "CPU threads of the CTranslate2 model, in this process and served.",
+    lower_bound=0,
+)
 _DATA = flags.DEFINE_string("data", "multi30k/de-en", "Data set the sentences come from.")
 _SPLIT = flags.DEFINE_string("split", "test2016", "Its split.")
 _SENTENCES = flags.DEFINE_integer("sentences", 256, "How many of its source sentences to send.")
@@ -157,7 +163,7 @@ def ctranslate2_in_process(path: str) -> tuple[Callable[[list[str]], object], Ca
     """The export's translation of a batch, and its sources' token counts."""
     from inference.ctranslate2_translator import CTranslate2Translator
 
-    translator = CTranslate2Translator(path)
+    translator = CTranslate2Translator(path, threads=_CTRANSLATE2_THREADS.value)
 
     def token_counts(sentences: list[str]) -> list[int]:
         return [len(pieces) for pieces in translator.tokenizer.encode(sentences)]
@@ -168,6 +174,9 @@ def ctranslate2_in_process(path: str) -> tuple[Callable[[list[str]], object], Ca
 def measure(runtime: str, model_flag: str, path: str, sources: list[str]) -> None:
     """In-process batches, served clients with batching on and off, the overload burst."""
     loader = saved_model_in_process if runtime == "SavedModel" else ctranslate2_in_process
+    model_flags = [f"--{model_flag}={path}"]
+    if runtime == "CTranslate2":
+        model_flags.append(f"--ctranslate2_threads={_CTRANSLATE2_THREADS.value}")
     translate, token_counts = loader(path)
     workload = [sources[i % len(sources)] for i in range(_REQUESTS.value)]
     clients = [int(count) for count in _CLIENTS.value]
@@ -187,7 +196,7 @@ def measure(runtime: str, model_flag: str, path: str, sources: list[str]) -> Non
     figures = {}
     for batching in (True, False):
         process, url = start_server(
-            f"--{model_flag}={path}",
+            *model_flags,
             "--enable_batching" if batching else "--noenable_batching",
             "--max_batch_size=64",
             f"--batch_timeout_micros={_BATCH_TIMEOUT_MICROS.value}",
@@ -220,15 +229,15 @@ def measure(runtime: str, model_flag: str, path: str, sources: list[str]) -> Non
         flush=True,
     )
     if _OVERLOAD_CLIENTS.value:
-        overload(runtime, model_flag, path, sources, warm_ups)
+        overload(runtime, model_flags, sources, warm_ups)
 
 
 def overload(
-    runtime: str, model_flag: str, path: str, sources: list[str], warm_ups: list[list[str]]
+    runtime: str, model_flags: list[str], sources: list[str], warm_ups: list[list[str]]
 ) -> None:
     timeout = _REQUEST_TIMEOUT_SECONDS.value
     process, url = start_server(
-        f"--{model_flag}={path}",
+        *model_flags,
         "--max_batch_size=8",
         f"--max_enqueued_batches={_OVERLOAD_QUEUE.value}",
         f"--request_timeout_seconds={timeout}",

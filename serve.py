@@ -40,8 +40,9 @@ _CTRANSLATE2 = flags.DEFINE_list(
 )
 _CTRANSLATE2_THREADS = flags.DEFINE_integer(
     "ctranslate2_threads",
-    0,
-    "CPU threads of each CTranslate2 model (0: one per core).",
+    1,
+    "CPU threads of each CTranslate2 model (0: one per core). One leaves a core to the server: "
+    "faster on two cores (docs/PERFORMANCE.md).",
     lower_bound=0,
 )
 _MODEL_NAME = flags.DEFINE_string("model_name", "default", "The name of a DIR given without one.")

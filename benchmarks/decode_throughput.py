@@ -26,8 +26,11 @@ unless ``--ctranslate2_length_penalty`` is given).
 Each is timed at batch 1 (the first ``--batch1_sentences`` sentences, one per call: the median
 ms per sentence) and at batch 64 (the whole split, sorted by length as ``translate.py`` does: the
 median of ``--trained_reps`` passes), after one untimed pass over the same sentences (a server's
-steady state: every shape traced and compiled). The four take turns, block by block of 50
-sentences and pass by pass, so a slow spell of a shared machine falls on all of them. It prints
+steady state: every shape traced and compiled). Our two take turns, block by block of 50
+sentences and pass by pass, so a slow spell of a shared machine falls on both; then each
+CTranslate2 export the same way in a process of its own, without TensorFlow (beside another
+runtime or another CTranslate2 model, each one's spinning threads slow the other's:
+``translator_timing.py``). It prints
 sentences/s, output SentencePiece pieces/s, sacreBLEU of the batch-64 translations, and the
 ratios ours / CTranslate2 beside the targets (the default export: batch 64 >= 0.8x and batch 1
 >= 1.0x CTranslate2 float32; int8 loses <= 0.3 BLEU).
@@ -38,18 +41,21 @@ Run it alone on the machine (it uses every core).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
-from functools import partial
 
 import harness
 import keras
 import sentencepiece
 import tensorflow as tf
 from absl import app, flags
+from translator_timing import BATCH1_BLOCK, time_translators
 
 from decoding.beam import beam_search
 from decoding.greedy import greedy_search, reference_greedy_search
@@ -73,7 +79,6 @@ REFERENCE = "reference greedy (no cache)"
 CT2_TARGET_SHARE = 0.5
 # --workdir: the default export's share of CTranslate2 float32's speed at batch 64 and batch 1.
 CT2_BATCH64_TARGET_SHARE = 0.8
-BATCH1_BLOCK = 50  # sentences a translator translates one by one before the next one's turn
 CT2_BATCH1_TARGET_SHARE = 1.0
 
 
@@ -87,67 +92,57 @@ class TrainedLine:
     bleu: float  # sacreBLEU of the batch-64 translations
 
 
-def time_real_translations(
-    translators: dict[str, object],
+def trained_lines(
+    timings: dict[str, dict],
     sentences: list[str],
     references: list[str],
-    batch1_sentences: int,
-    reps: int,
     tokenizer: sentencepiece.SentencePieceProcessor,
 ) -> dict[str, TrainedLine]:
-    """Batch 1 over the first ``batch1_sentences`` and batch 64 over all ``sentences`` (sorted by
-    length as translate.py does), each after one untimed pass (every shape traced and compiled:
-    a server's steady state). The translators take turns, block by block of ``BATCH1_BLOCK``
-    sentences at batch 1 and pass by pass at batch 64, each round starting with the next one: a
-    slow spell of a shared machine falls on all of them, not on whichever ran then. Not sentence
-    by sentence: TensorFlow's and CTranslate2's thread pools keep their threads spinning for a
-    while after a call, so a runtime called right after the other competes with its threads
-    (CTranslate2 float32 took 89.8 ms a sentence so, 20.9 ms alone; docs/PERFORMANCE.md)."""
+    """Each translator's figures from :func:`translator_timing.time_translators`' timings."""
     from common.metrics import bleu
 
-    names = list(translators)
-
-    def in_turn(round_number: int) -> list[str]:
-        first = round_number % len(names)
-        return names[first:] + names[:first]
-
-    single = [[sentence] for sentence in sentences[:batch1_sentences]]
-    batch1_seconds: dict[str, list[float]] = {name: [] for name in names}
-    pass_seconds: dict[str, list[float]] = {name: [] for name in names}
-    translations: dict[str, list[str]] = {}
-    for name, translator in translators.items():  # warm-up
-        for batch in single:
-            translator.translate(batch, batch_size=1, progress=False)
-        translations[name] = translator.translate(sentences, batch_size=64, progress=False)
-    blocks = [single[start : start + BATCH1_BLOCK] for start in range(0, len(single), BATCH1_BLOCK)]
-    for number, block in enumerate(blocks):
-        for name in in_turn(number):
-            for batch in block:
-                _, seconds = harness.timed(partial(translators[name].translate, batch, 1, False))
-                batch1_seconds[name].append(seconds)
-    for number in range(reps):
-        for name in in_turn(number):
-            translate = partial(translators[name].translate, sentences, 64, False)
-            translations[name], seconds = harness.timed(translate)
-            pass_seconds[name].append(seconds)
     lines = {}
-    for name in names:
-        seconds = statistics.median(pass_seconds[name])
-        pieces = sum(len(ids) for ids in tokenizer.encode(translations[name]))
+    for name, timing in timings.items():
+        seconds = statistics.median(timing["pass_seconds"])
+        pieces = sum(len(ids) for ids in tokenizer.encode(timing["translations"]))
         lines[name] = TrainedLine(
-            batch1_ms=statistics.median(batch1_seconds[name]) * 1e3,
+            batch1_ms=statistics.median(timing["batch1_seconds"]) * 1e3,
             sentences_per_second=len(sentences) / seconds,
             tokens_per_second=pieces / seconds,
-            bleu=bleu(translations[name], references)[0].score,
+            bleu=bleu(timing["translations"], references)[0].score,
         )
     return lines
+
+
+def time_in_own_process(
+    exports: dict[str, str], length_penalty: float, sentences: list[str], batch1: int, reps: int
+) -> dict[str, dict]:
+    """:mod:`translator_timing` over CTranslate2 exports, in a process without TensorFlow."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
+        json.dump(
+            {
+                "exports": exports,
+                "length_penalty": length_penalty,
+                "sentences": sentences,
+                "batch1_sentences": batch1,
+                "reps": reps,
+            },
+            spec,
+        )
+    program = str(harness.REPO_ROOT / "benchmarks" / "translator_timing.py")
+    completed = subprocess.run(
+        [sys.executable, program, spec.name], capture_output=True, text=True, check=False
+    )
+    os.unlink(spec.name)
+    if completed.returncode:
+        raise SystemExit(f"translator_timing.py failed: {completed.stderr[-2000:]}")
+    return json.loads(completed.stdout)
 
 
 def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, reps: int) -> None:
     """Our SavedModel (XLA and graph) against CTranslate2 float32 and int8 exports of the same
     checkpoint, all at the config's beam, on ``split``: latency, throughput, BLEU, ratios."""
     from inference.ctranslate2_export import choose_length_penalty, export_ctranslate2
-    from inference.ctranslate2_translator import CTranslate2Translator
     from inference.evaluation import read_split
     from inference.export import SavedModelTranslator, export_saved_model
     from inference.loading import load_translator
@@ -178,10 +173,6 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
             "CTranslate2 length penalty chosen on validation by float32 BLEU: "
             + ", ".join(f"{candidate}: {score:.2f}" for candidate, score in scores.items())
         )
-    for quantization in ("float32", "int8"):
-        translators[f"CTranslate2 {quantization}"] = CTranslate2Translator(
-            os.path.join(exports, quantization), length_penalty=penalty
-        )
     harness.print_config(
         "trained model",
         {
@@ -191,13 +182,17 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
             "length penalty": f"GNMT {config.decode.length_penalty}, CTranslate2 {penalty}",
             "batch 1": f"the first {batch1_sentences} sentences, median ms per sentence",
             "batch 64": f"every sentence, sorted by length, median of {reps} passes",
-            "order": f"the translators take turns, {BATCH1_BLOCK} sentences and pass by pass",
+            "order": f"ours in turns of {BATCH1_BLOCK} sentences and of passes; then each "
+            "CTranslate2 export in a process of its own",
             "CTranslate2 threads": len(os.sched_getaffinity(0)),
         },
     )
-    lines = time_real_translations(
-        translators, sources, references, batch1_sentences, reps, tokenizer
-    )
+    timings = time_translators(translators, sources, batch1_sentences, reps)
+    del translators  # TensorFlow's threads idle while CTranslate2 is timed in its own process
+    for quantization in ("float32", "int8"):  # each alone: two translators' threads compete
+        export = {f"CTranslate2 {quantization}": os.path.join(exports, quantization)}
+        timings |= time_in_own_process(export, penalty, sources, batch1_sentences, reps)
+    lines = trained_lines(timings, sources, references, tokenizer)
     shutil.rmtree(exports)
     print(
         f"\n{'translator':<24} {'batch 1 ms':>10} {'batch 64 sent/s':>15} {'tok/s':>7} {'BLEU':>6}"

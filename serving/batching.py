@@ -139,12 +139,13 @@ class Batcher:
                     _answer(request, ApiError(500, "internal error while batching"))
 
     async def _next_batch(self) -> list[_Request]:
-        while not self._waiting_rows:
-            self._waiting.clear()  # only requests whose clients have gone
+        while True:  # until a request whose client still waits is first in the queue
+            while self._waiting and self._waiting[0].future.done():
+                self._waiting.popleft()  # its client has gone (already uncounted, or about to be)
+            if self._waiting:
+                break
             self._arrival.clear()
             await self._arrival.wait()
-        while self._waiting[0].future.done():
-            self._waiting.popleft()
         loop = asyncio.get_running_loop()
         deadline = self._waiting[0].arrived + self.options.batch_timeout_micros / 1e6
         while self._waiting_rows < self.options.max_batch_size and loop.time() < deadline:

@@ -45,12 +45,12 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
     )
     translator = CTranslate2Translator(directory, threads=threads)
     outputs = {
-        "serving_default": {"translation": 1},
+        "serving_default": {"translation": ("DT_STRING", 1)},
         "cross_attention": {
-            "translation": 1,
-            "source_pieces": 2,
-            "target_pieces": 2,
-            "attention": 4,
+            "translation": ("DT_STRING", 1),
+            "source_pieces": ("DT_STRING", 2),
+            "target_pieces": ("DT_STRING", 2),
+            "attention": ("DT_FLOAT", 4),
         },
     }
     signatures = {
@@ -70,7 +70,7 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         ),
     }
     signature_defs = {
-        signature: string_signature_def(["text"], ranks) for signature, ranks in outputs.items()
+        signature: string_signature_def(["text"], specs) for signature, specs in outputs.items()
     }
     return ServedModel(
         name, version, directory, "CTranslate2", signatures, signature_defs, translator

@@ -194,16 +194,16 @@ def model_version_dir(
     return max(numbered), os.path.join(path, str(max(numbered)))
 
 
-def string_signature_def(inputs: Sequence[str], outputs: Mapping[str, int]) -> dict:
-    """TensorFlow Serving's SignatureDef JSON for tf.string inputs of shape ``[-1]`` and
-    float/string outputs given by rank (the metadata of a model that is not a SavedModel).
+def string_signature_def(inputs: Sequence[str], outputs: Mapping[str, tuple[str, int]]) -> dict:
+    """TensorFlow Serving's SignatureDef JSON for tf.string inputs of shape ``[-1]`` and outputs
+    given as ``name: (dtype, rank)`` (the metadata of a model that is not a SavedModel).
 
     Example:
-        >>> string_signature_def(["text"], {"translation": 1})["method_name"]
+        >>> string_signature_def(["text"], {"translation": ("DT_STRING", 1)})["method_name"]
         'tensorflow/serving/predict'
     """
 
-    def tensor(name: str, rank: int, dtype: str) -> dict:
+    def tensor(name: str, dtype: str, rank: int) -> dict:
         return {
             "name": name,
             "dtype": dtype,
@@ -211,10 +211,9 @@ def string_signature_def(inputs: Sequence[str], outputs: Mapping[str, int]) -> d
         }
 
     return {
-        "inputs": {name: tensor(f"{name}:0", 1, "DT_STRING") for name in inputs},
+        "inputs": {name: tensor(f"{name}:0", "DT_STRING", 1) for name in inputs},
         "outputs": {
-            name: tensor(f"{name}:0", rank, "DT_FLOAT" if name == "attention" else "DT_STRING")
-            for name, rank in outputs.items()
+            name: tensor(f"{name}:0", dtype, rank) for name, (dtype, rank) in outputs.items()
         },
         "method_name": "tensorflow/serving/predict",
         "defaults": {},

@@ -43,7 +43,9 @@ def test_the_version_is_a_numbered_directory_else_1(tmp_path):
 
 
 def test_signature_defs_of_models_that_are_not_saved_models_look_like_tf_servings():
-    signature_def = string_signature_def(["text"], {"translation": 1, "attention": 4})
+    signature_def = string_signature_def(
+        ["text"], {"translation": ("DT_STRING", 1), "attention": ("DT_FLOAT", 4)}
+    )
     assert signature_def["inputs"]["text"] == {
         "name": "text:0",
         "dtype": "DT_STRING",

@@ -7,6 +7,10 @@ set's own reference files, scored against them: ``inference.multi30k_bleu``) and
 files. With ``--ensemble=DIR2,...`` the models decode together and the files go under
 ``DIR/eval/ensemble/``. With ``--ctranslate2=EXPORT`` the export translates (the work directory
 gives the data set) and the files go under ``DIR/eval/ctranslate2-<EXPORT's name>/``.
+
+A multilingual model is scored one direction at a time: ``--direction=de-fr``, or
+``--direction=all`` (the default for one) for every direction that has the split, with a table
+of their scores (also written to ``DIR/eval/<split>.directions.md``).
 """
 
 import os
@@ -16,7 +20,8 @@ from absl import flags
 from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
-from inference.evaluation import evaluate_split
+from common.files import atomic_write_text
+from inference.evaluation import direction_names, directions_table, evaluate_split
 from rundir.config import load_config
 
 _TRANSLATOR = define_translator_flags()
@@ -25,6 +30,12 @@ _SPLIT = flags.DEFINE_string(
 )
 _CTRANSLATE2 = define_ctranslate2_flags()
 _DATA = flags.DEFINE_string("data", None, "Data set name (default: the config's data.name).")
+_DIRECTION = flags.DEFINE_string(
+    "direction",
+    None,
+    "A multilingual model's direction to score, e.g. de-fr, or 'all' (its default): a table of "
+    "every direction that has the split.",
+)
 
 
 def main(argv: list[str]) -> None:
@@ -49,14 +60,30 @@ def main(argv: list[str]) -> None:
             f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {split} "
             f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
         )
-    result = evaluate_split(
-        translator,
-        _DATA.value or config.data.name,
-        split,
-        output_dir=output_dir,
-        data_dir=config.data.data_dir or None,
-    )
-    print(result.report())
+    data_name = _DATA.value or config.data.name
+    data_dir = config.data.data_dir or None
+    if not translator.languages and not _DIRECTION.value:
+        print(evaluate_split(translator, data_name, split, output_dir, data_dir).report())
+        return
+    directions = direction_names(data_name, _DIRECTION.value or "all", split)
+    results = {}
+    for label, direction_data in directions.items():
+        print(f"== {label}", flush=True)
+        results[label] = evaluate_split(
+            translator,
+            direction_data,
+            split,
+            output_dir,
+            data_dir,
+            target_lang=label.partition("-")[2],
+        )
+        print(results[label].report(), flush=True)
+    table = directions_table(results)
+    if len(results) > 1:
+        table_file = os.path.join(output_dir, f"{split}.directions.md")
+        atomic_write_text(table_file, table + "\n")
+        table += f"\n(table written to {table_file})"
+    print(f"\n{split}, beam {translator.beam_size}:\n{table}")
 
 
 if __name__ == "__main__":

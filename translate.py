@@ -5,6 +5,9 @@ python translate.py --workdir=DIR --input=in.txt --output=out.txt
 python translate.py --saved_model=DIR --input=-         # standard input to standard output
 python translate.py --ctranslate2=DIR --input=in.txt    # a CTranslate2 export (export.py)
 python translate.py --workdir=DIR --plot_attention=attention.png   # then type a sentence
+python translate.py --workdir=DIR --target_lang=fr     # a multilingual model, into French
+
+Interactively, a multilingual model's target language changes with a line ":lang CODE".
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
+from common.language_tags import UnknownLanguageError, check_language, tag_sentences
 from decoding.protocol import Translator
 from inference.export import SavedModelTranslator
 
@@ -27,6 +31,10 @@ _CTRANSLATE2 = define_ctranslate2_flags()
 _INPUT = flags.DEFINE_string("input", None, "File of sentences, one a line ('-': stdin).")
 _OUTPUT = flags.DEFINE_string("output", None, "File for the translations (default: stdout).")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
+_TARGET_LANG = flags.DEFINE_string(
+    "target_lang", None, "A multilingual model's target language (e.g. fr); needed for one."
+)
+SWITCH_LANGUAGE = ":lang"
 _PLOT_ATTENTION = flags.DEFINE_string(
     "plot_attention",
     None,
@@ -60,26 +68,51 @@ def warn_truncated(translator: Translator, sentences: list[str]) -> None:
         print(warning, file=sys.stderr)
 
 
-def interactive(translator: Translator) -> None:
-    """Reads sentences until Ctrl-D, or Ctrl-C at any moment (also mid-translation): exit 0."""
+def interactive(translator: Translator, target_lang: str | None) -> None:
+    """Reads sentences until Ctrl-D, or Ctrl-C at any moment (also mid-translation): exit 0. A
+    line ":lang CODE" switches a multilingual model's target language."""
     try:
         print("Type a sentence and press Enter (Ctrl-D or Ctrl-C to quit).", file=sys.stderr)
+        if translator.languages:
+            print(
+                f"Translating into {target_lang}; type '{SWITCH_LANGUAGE} CODE' to switch "
+                f"({', '.join(translator.languages)}).",
+                file=sys.stderr,
+            )
         while True:
             try:
                 line = input("> ")
             except EOFError:
                 break
+            if translator.languages and line.strip().startswith(SWITCH_LANGUAGE):
+                target_lang = switch_language(line, target_lang, translator.languages)
+                continue
             warn_truncated(translator, [line])
             if _PLOT_ATTENTION.value:
                 from inference.attention_plot import plot_cross_attention
 
-                print(plot_cross_attention(translator, line, _PLOT_ATTENTION.value), flush=True)
+                tagged = tag_sentences([line], target_lang, translator.languages)[0]
+                print(plot_cross_attention(translator, tagged, _PLOT_ATTENTION.value), flush=True)
                 print(f"(attention heat maps saved to {_PLOT_ATTENTION.value})", file=sys.stderr)
             else:
-                print(translator.translate([line], progress=False)[0], flush=True)
+                translation = translator.translate([line], progress=False, target_lang=target_lang)
+                print(translation[0], flush=True)
     except KeyboardInterrupt:
         pass
     print(file=sys.stderr)
+
+
+def switch_language(line: str, current: str, languages: tuple[str, ...]) -> str:
+    """The target language a ":lang CODE" line asks for, or ``current`` (with a message on
+    stderr) when CODE is not one of ``languages``."""
+    requested = line.strip()[len(SWITCH_LANGUAGE) :].strip()
+    try:
+        language = check_language(requested or None, languages)
+    except UnknownLanguageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return current
+    print(f"Translating into {language}.", file=sys.stderr)
+    return language
 
 
 def load_translator() -> Translator:
@@ -113,17 +146,22 @@ def load_translator() -> Translator:
 def main(argv: list[str]) -> None:
     del argv
     translator = load_translator()
+    target_lang = check_language(_TARGET_LANG.value, translator.languages)
     if _INPUT.value is None:
-        interactive(translator)
+        interactive(translator, target_lang)
         return
     sentences = read_lines(_INPUT.value)
     warn_truncated(translator, sentences)
     if _PLOT_ATTENTION.value and sentences:
         from inference.attention_plot import plot_cross_attention
 
-        plot_cross_attention(translator, sentences[0], _PLOT_ATTENTION.value)
+        tagged = tag_sentences(sentences[:1], target_lang, translator.languages)[0]
+        plot_cross_attention(translator, tagged, _PLOT_ATTENTION.value)
     translations = translator.translate(
-        sentences, batch_size=_BATCH_SIZE.value, progress=_INPUT.value != "-"
+        sentences,
+        batch_size=_BATCH_SIZE.value,
+        progress=_INPUT.value != "-",
+        target_lang=target_lang,
     )
     text = "".join(line + "\n" for line in translations)
     if _OUTPUT.value:

@@ -10,7 +10,10 @@ Example:
     ...                           shuffle=True, seed=0, repeat=True)
 """
 
-from data_pipeline import multi30k  # noqa: F401  (registers the `multi30k` TFDS builder)
+from data_pipeline import (
+    multi30k,  # noqa: F401  (registers the `multi30k` TFDS builder)
+    multilingual,
+)
 from data_pipeline.batching import (
     BatchStats,
     bucket_batch_sizes,
@@ -18,7 +21,12 @@ from data_pipeline.batching import (
     make_batches,
     make_batches_with_stats,
 )
-from data_pipeline.datasets import language_pair, load_training_split, load_translation_splits
+from data_pipeline.datasets import (
+    language_pair,
+    load_direction_splits,
+    load_training_split,
+    load_translation_splits,
+)
 from data_pipeline.errors import DataError
 from data_pipeline.multi30k import Multi30k
 from data_pipeline.raw_text import read_lines, read_parallel
@@ -45,11 +53,13 @@ __all__ = [
     "bucket_batch_sizes",
     "default_bucket_boundaries",
     "language_pair",
+    "load_direction_splits",
     "load_or_train_tokenizer",
     "load_training_split",
     "load_translation_splits",
     "make_batches",
     "make_batches_with_stats",
+    "multilingual",
     "normalize_text",
     "read_lines",
     "read_parallel",

@@ -20,6 +20,11 @@
   and `data_pipeline.raw_text`): equal line counts on both sides and valid UTF-8, or a
   `DataError` naming the file. `rebuild` does not apply to them.
 
+A multilingual name (`"multi30k/multilingual"`, `"multi30k/en-de,multi30k/de-en,..."`,
+`"text:DIR:de-en,fr-en,..."`; see `data_pipeline.multilingual`) yields every direction's pairs
+with the target-language tag in front of each source; `load_direction_splits` gives them one
+direction at a time, untagged, to score each.
+
 `load_training_split` streams a training split instead, in bounded memory and with its pairs
 counted: a text corpus's split prepared once into shuffled shards under `data_dir`
 (`data_pipeline.prepared`), a TFDS split with its shard order shuffled on every pass.
@@ -40,7 +45,8 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 from absl import logging
 
-from data_pipeline import multi30k
+from common.language_tags import tagged
+from data_pipeline import multi30k, multilingual, prepared
 from data_pipeline import text_corpus as text_corpus_lib
 from data_pipeline.errors import DataError
 
@@ -81,6 +87,9 @@ def load_translation_splits(
     """
     if isinstance(splits, str):
         raise TypeError(f"splits must be a sequence of split names, not the string {splits!r}.")
+    data = multilingual.parse(name)
+    if data is not None:
+        return _load_tagged(data, splits, data_dir, rebuild)
     if name == text_corpus_lib.TEXT or name.startswith(text_corpus_lib.TEXT + ":"):
         corpus = text_corpus_lib.TextCorpus.from_spec(name, text_corpus)
         return {split: corpus.load(split) for split in splits}
@@ -102,17 +111,124 @@ def load_training_split(
         >>> count
         4000000
     """
+    data = multilingual.parse(name)
+    if data is not None:
+        return _load_multilingual_training_split(data, split, data_dir, seed)
     if name.startswith(text_corpus_lib.TEXT + ":"):
         corpus = text_corpus_lib.TextCorpus.from_spec(name)
-        root = os.path.join(data_dir or tfds.core.constants.DATA_DIR, PREPARED_TEXT)
-        prepared = corpus.prepare(split, root)
-        return prepared.dataset(seed), prepared.pairs
+        prepared_split = corpus.prepare(split, _prepared_root(data_dir))
+        return prepared_split.dataset(seed), prepared_split.pairs
     builder = _prepared_builder(name, [split], data_dir, rebuild=False)
+    return _shuffled_split(builder, split, seed, as_supervised=True)
+
+
+def load_direction_splits(
+    name: str, splits: Sequence[str], data_dir: str | None = None
+) -> dict[tuple[str, str], dict[str, tf.data.Dataset]]:
+    """Each direction of a multilingual data set (see `data_pipeline.multilingual`) with those
+    of ``splits`` it has, as untagged (source, target) pairs: ``{("de", "fr"): {"test2016":
+    dataset}, ...}``. A split that no direction has is a DataError.
+
+    Example:
+        >>> load_direction_splits("multi30k/multilingual", ["test2017"])[("de", "fr")]
+        {'test2017': <...Dataset...>}
+    """
+    return _direction_pairs(_multilingual(name), splits, data_dir, rebuild=False)
+
+
+def _direction_pairs(
+    data: multilingual.MultilingualData, splits: Sequence[str], data_dir: str | None, rebuild: bool
+) -> dict[tuple[str, str], dict[str, tf.data.Dataset]]:
+    available = {d: data.splits(d) for d in data.directions}
+    for split in splits:
+        if not any(split.split("[")[0] in names for names in available.values()):
+            raise DataError(
+                f"No direction of {data.name!r} has the split {split!r}; available: "
+                f"{', '.join(sorted({s for names in available.values() for s in names}))}."
+            )
+    return {
+        direction: load_translation_splits(
+            data.direction_name(direction),
+            [s for s in splits if s.split("[")[0] in available[direction]],
+            data_dir,
+            rebuild,
+        )
+        for direction in data.directions
+    }
+
+
+def _multilingual(name: str) -> multilingual.MultilingualData:
+    data = multilingual.parse(name)
+    if data is None:
+        raise DataError(
+            f"{name!r} names one direction, not a multilingual data set. " + multilingual.USAGE
+        )
+    return data
+
+
+def _load_tagged(
+    data: multilingual.MultilingualData, splits: Sequence[str], data_dir: str | None, rebuild: bool
+) -> dict[str, tf.data.Dataset]:
+    """Every direction's pairs of each split, each source tagged, one direction after another."""
+    by_direction = _direction_pairs(data, splits, data_dir, rebuild)
+    joined = {}
+    for split in splits:
+        parts = [
+            pairs[split].map(lambda s, t, lang=target: (multilingual.tag_in_graph(s, lang), t))
+            for (_, target), pairs in by_direction.items()
+            if split in pairs
+        ]
+        joined[split] = parts[0]
+        for part in parts[1:]:
+            joined[split] = joined[split].concatenate(part)
+    return joined
+
+
+def _load_multilingual_training_split(
+    data: multilingual.MultilingualData, split: str, data_dir: str | None, seed: int
+) -> tuple[tf.data.Dataset, int]:
+    """The directions' training pairs mixed together, each source tagged, and their count."""
+    if data.text_directory is not None:
+        file_pairs = []
+        for direction in data.directions:
+            corpus = text_corpus_lib.TextCorpus.from_spec(data.direction_name(direction))
+            prefix = tagged("", direction[1])
+            file_pairs.append(prepared.FilePair(*corpus.files_of(split), source_prefix=prefix))
+        prepared_split = prepared.prepare_directions(file_pairs, _prepared_root(data_dir), seed)
+        return prepared_split.dataset(seed), prepared_split.pairs
+    # The builder's multilingual config holds every direction, in an order mixed across them.
+    builder = _prepared_builder(multilingual.MULTI30K_ALL, [split], data_dir, rebuild=False)
+    examples, count = _shuffled_split(builder, split, seed, as_supervised=False)
+    if not data.all_multi30k:
+        wanted = tf.constant([multilingual.direction_label(d) for d in data.directions])
+
+        def wanted_direction(example: dict) -> tf.Tensor:
+            label = tf.strings.join([example["source_language"], example["target_language"]], "-")
+            return tf.reduce_any(label == wanted)
+
+        examples = examples.filter(wanted_direction)
+        count = len(data.directions) * multi30k.SPLIT_SIZES[split]
+    pairs = examples.map(
+        lambda e: (multilingual.tag_in_graph(e["source"], e["target_language"]), e["target"]),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
+    return pairs, count
+
+
+def _prepared_root(data_dir: str | None) -> str:
+    return os.path.join(data_dir or tfds.core.constants.DATA_DIR, PREPARED_TEXT)
+
+
+def _shuffled_split(
+    builder: tfds.core.DatasetBuilder, split: str, seed: int, as_supervised: bool
+) -> tuple[tf.data.Dataset, int]:
+    """A prepared TFDS split with its shard order shuffled on every pass, and its size."""
     info = builder.info.splits[split]
     read_config = tfds.ReadConfig(shuffle_seed=seed, shuffle_reshuffle_each_iteration=True)
     dataset = builder.as_dataset(
         split=split,
-        as_supervised=True,
+        as_supervised=as_supervised,
         shuffle_files=info.num_shards > 1,
         read_config=read_config,
     )
@@ -133,7 +249,11 @@ def _prepared_builder(
     name: str, splits: Sequence[str], data_dir: str | None, rebuild: bool
 ) -> tfds.core.DatasetBuilder:
     builder = _tfds_builder(name, data_dir)
-    supervised = _supervised_pair(name, builder)
+    supervised = (
+        ("source", "target")
+        if name == multilingual.MULTI30K_ALL
+        else _supervised_pair(name, builder)
+    )
     _check_split_names(name, splits, builder)  # Before preparing: fail fast when known.
     mode = (
         tfds.download.GenerateMode.FORCE_REDOWNLOAD
@@ -155,6 +275,8 @@ def language_pair(name: str, data_dir: str | None = None) -> tuple[str, str]:
         >>> language_pair("multi30k/fr-de")
         ('fr', 'de')
     """
+    if multilingual.parse(name) is not None:
+        raise DataError(f"{name!r} is multilingual: it has no one language pair.")
     if name.startswith(text_corpus_lib.TEXT + ":"):
         _, source, target = text_corpus_lib.parse_spec(name)
         return source, target
@@ -194,7 +316,9 @@ def _tfds_builder(name: str, data_dir: str | None) -> tfds.core.DatasetBuilder:
 
 
 def _check_split_names(name: str, splits: Sequence[str], builder) -> None:
-    if name.startswith("multi30k/"):
+    if name == multilingual.MULTI30K_ALL:
+        available = list(multi30k.SPLIT_PREFIXES)
+    elif name.startswith("multi30k/"):
         cfg = builder.builder_config
         available = multi30k.splits_for(cfg.source, cfg.target)
     else:

@@ -5,6 +5,11 @@ Configs are language pairs written source first: `de-en`, `en-de`, `fr-en`, `en-
 `validation` (1,014), `test2016` (1,000), `test2017` (1,000), `mscoco2017` (461); pairs with
 Czech have only the first three. With `as_supervised=True` examples are (source, target).
 
+The config `multilingual` holds every one of the 12 directions in each split (the 6 without
+Czech in `test2017` and `mscoco2017`): 348,000 training examples, each a dict of
+`source_language`, `target_language`, `source` and `target` (the same sentence id on both
+sides), stored in an order shuffled across directions. `data_pipeline.multilingual` reads it.
+
 Raw files: when the environment variable `MULTI30K_DIR` is set, the raw `.gz` files are read
 from that directory; otherwise they are downloaded from `URL_PATTERN`. Either way every file's
 SHA-256 is checked against `SHA256` below before anything is generated, the two sides of each
@@ -56,6 +61,11 @@ TOK_URL_PATTERN = (
     f"https://raw.githubusercontent.com/multi30k/dataset/{COMMIT}/data/task1/tok/{{file}}"
 )
 LANGUAGES = ("en", "de", "fr", "cs")
+# Every ordered pair, those with English first; the builder's configs in this order.
+DIRECTIONS = [p for x in ("de", "fr", "cs") for p in ((x, "en"), ("en", x))] + [
+    p for p in itertools.permutations(LANGUAGES, 2) if "en" not in p
+]
+MULTILINGUAL = "multilingual"
 
 # TFDS split name -> raw file prefix (the file is f"{prefix}.{language}.gz").
 SPLIT_PREFIXES = {
@@ -267,6 +277,28 @@ class Multi30kConfig(tfds.core.BuilderConfig):
         self.target = target
 
 
+class Multi30kMultilingualConfig(tfds.core.BuilderConfig):
+    """Every direction among the four languages in one data set (see the module docstring)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            name=MULTILINGUAL,
+            description="Multi30k task 1, every direction among en, de, fr and cs.",
+            **kwargs,
+        )
+        self.directions = DIRECTIONS
+
+
+def directions_for(split: str) -> list[tuple[str, str]]:
+    """The (source, target) directions that have ``split``.
+
+    Example:
+        >>> len(directions_for("test2016")), len(directions_for("test2017"))
+        (12, 6)
+    """
+    return [(s, t) for s, t in DIRECTIONS if split in splits_for(s, t)]
+
+
 class Multi30k(tfds.core.GeneratorBasedBuilder):
     """Multi30k task 1 (image-description translation), raw cased text."""
 
@@ -274,9 +306,8 @@ class Multi30k(tfds.core.GeneratorBasedBuilder):
     RELEASE_NOTES = {"1.0.0": "Raw task 1 files at multi30k/dataset@" + COMMIT[:7] + "."}
     # The first config (de-en) is the default one.
     BUILDER_CONFIGS = [
-        Multi30kConfig(source=s, target=t)
-        for s, t in [p for x in ("de", "fr", "cs") for p in ((x, "en"), ("en", x))]
-        + [p for p in itertools.permutations(LANGUAGES, 2) if "en" not in p]
+        *(Multi30kConfig(source=s, target=t) for s, t in DIRECTIONS),
+        Multi30kMultilingualConfig(),
     ]
 
     @tfds.core.utils.classproperty
@@ -287,20 +318,35 @@ class Multi30k(tfds.core.GeneratorBasedBuilder):
         # this file.
         return epath.Path(inspect.getfile(cls))
 
+    @property
+    def _multilingual(self) -> bool:
+        return self.builder_config.name == MULTILINGUAL
+
     def _info(self) -> tfds.core.DatasetInfo:
-        source, target = self.builder_config.source, self.builder_config.target
+        if self._multilingual:
+            text = tfds.features.Text()
+            features = tfds.features.FeaturesDict(
+                {k: text for k in ("source_language", "target_language", "source", "target")}
+            )
+            supervised_keys = None
+        else:
+            source, target = self.builder_config.source, self.builder_config.target
+            features = tfds.features.Translation(languages=(source, target))
+            supervised_keys = (source, target)
         return self.dataset_info_from_configs(
             description=(
                 "Multi30k task 1: English descriptions of Flickr30k images with German, French "
                 "and Czech translations (raw, cased, untokenized)."
             ),
-            features=tfds.features.Translation(languages=(source, target)),
-            supervised_keys=(source, target),
+            features=features,
+            supervised_keys=supervised_keys,
             homepage="https://github.com/multi30k/dataset",
             citation=_CITATION,
         )
 
     def _split_generators(self, dl_manager: tfds.download.DownloadManager):
+        if self._multilingual:
+            return self._multilingual_split_generators(dl_manager)
         source, target = self.builder_config.source, self.builder_config.target
         splits = splits_for(source, target)
         names = [raw_file(s, lang) for s in splits for lang in (source, target)]
@@ -309,6 +355,29 @@ class Multi30k(tfds.core.GeneratorBasedBuilder):
         return {
             split: self._generate_examples(*self._read_split(paths, split)) for split in splits
         }
+
+    def _multilingual_split_generators(self, dl_manager: tfds.download.DownloadManager):
+        languages = {split: sorted({lang for d in directions_for(split) for lang in d})
+                     for split in SPLIT_PREFIXES}
+        names = [raw_file(split, lang) for split, langs in languages.items() for lang in langs]
+        paths = _fetch(names, _RAW, lambda: dl_manager)
+        generators = {}
+        for split, langs in languages.items():
+            lines = {lang: _read_raw_file(paths[raw_file(split, lang)], raw_file(split, lang))
+                     for lang in langs}
+            first = raw_file(split, langs[0])
+            for lang in langs[1:]:
+                raw_text.check_aligned(
+                    paths[first], lines[langs[0]], paths[raw_file(split, lang)], lines[lang]
+                )
+            generators[split] = self._generate_directions(lines, directions_for(split))
+        return generators
+
+    def _generate_directions(self, lines: dict[str, list[str]], directions: list[tuple[str, str]]):
+        for source, target in directions:
+            for i, (s, t) in enumerate(zip(lines[source], lines[target], strict=True)):
+                example = {"source_language": source, "target_language": target}
+                yield f"{source}-{target}-{i}", {**example, "source": s, "target": t}
 
     def _read_split(self, paths: dict[str, str], split: str) -> tuple[list[str], list[str]]:
         """The verified, aligned source and target lines of `split`, in the files' order."""

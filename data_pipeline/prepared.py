@@ -11,6 +11,10 @@ sizes and modification times, so a changed file is prepared again and an unchang
 Reading shuffles the shard order on every pass and interleaves several shards, so consecutive
 pairs come from all over the corpus even before the training pipeline's bounded shuffle buffer.
 
+A multilingual corpus (``prepare_directions``) is several pairs of files prepared together, each
+source line with its direction's target-language tag in front: the shards mix the directions,
+and one sentence's directions land far apart.
+
 Example:
     >>> split = prepare("train.de", "train.en", "/data/prepared")   # minutes for millions
     >>> pairs = split.dataset(seed=0)   # (source, target) tf.string pairs, file order shuffled
@@ -78,15 +82,30 @@ class PreparedSplit:
         return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
 
-def prepared_directory(source_path: str, target_path: str, root: str) -> str:
-    """Where the pair of files is prepared under ``root``: a name from their absolute paths,
-    sizes and modification times."""
-    key = [
-        (os.path.abspath(path), tf.io.gfile.stat(path).length, tf.io.gfile.stat(path).mtime_nsec)
-        for path in (source_path, target_path)
-    ]
+@dataclasses.dataclass(frozen=True)
+class FilePair:
+    """Two aligned files, and the text put in front of every source line ("" for none)."""
+
+    source_path: str
+    target_path: str
+    source_prefix: str = ""
+
+
+def prepared_directory(file_pairs: list[FilePair], root: str) -> str:
+    """Where the pairs of files are prepared under ``root``: a name from their absolute paths,
+    sizes, modification times and source prefixes."""
+    key = []
+    for pair in file_pairs:
+        key += [
+            (os.path.abspath(p), tf.io.gfile.stat(p).length, tf.io.gfile.stat(p).mtime_nsec)
+            for p in (pair.source_path, pair.target_path)
+        ]
+        if pair.source_prefix:
+            key.append(pair.source_prefix)
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
-    name = os.path.basename(source_path).removesuffix(".gz")
+    name = os.path.basename(file_pairs[0].source_path).removesuffix(".gz")
+    if len(file_pairs) > 1:
+        name += f"+{len(file_pairs) - 1}"
     return os.path.join(root, f"{name}-{digest}")
 
 
@@ -101,33 +120,53 @@ def prepare(
         >>> prepare("train.de", "train.en", "/data/prepared").pairs   # doctest: +SKIP
         29000
     """
-    source_path, target_path = os.fspath(source_path), os.fspath(target_path)
-    directory = prepared_directory(source_path, target_path, root)
+    return prepare_directions(
+        [FilePair(os.fspath(source_path), os.fspath(target_path))], root, seed
+    )
+
+
+def prepare_directions(file_pairs: list[FilePair], root: str, seed: int = 0) -> PreparedSplit:
+    """:func:`prepare` for several pairs of files at once (a multilingual corpus: each pair a
+    direction, its ``source_prefix`` the target-language tag), mixed together in the shards.
+
+    Example:
+        >>> prepare_directions([FilePair("train.de", "train.en", "<2en> "),
+        ...                     FilePair("train.en", "train.de", "<2de> ")], "/data/p").pairs
+        58000
+    """
+    directory = prepared_directory(file_pairs, root)
     info_path = os.path.join(directory, INFO_FILE)
     if not tf.io.gfile.exists(info_path):
         with writing(directory):  # a full disk or a read-only data_dir: one line naming it
-            _prepare(source_path, target_path, directory, seed)
+            _prepare(file_pairs, directory, seed)
     with tf.io.gfile.GFile(info_path) as file:
         info = json.load(file)
     return PreparedSplit(directory, tuple(info["shards"]), info["pairs"])
 
 
-def _shard_count(source_path: str, target_path: str) -> int:
+def _shard_count(file_pairs: list[FilePair]) -> int:
     size = sum(
         tf.io.gfile.stat(path).length * (_GZIP_RATIO if path.endswith(".gz") else 1)
-        for path in (source_path, target_path)
+        for pair in file_pairs
+        for path in (pair.source_path, pair.target_path)
     )
     return max(1, math.ceil(size / SHARD_BYTES))
 
 
-def _prepare(source_path: str, target_path: str, directory: str, seed: int) -> None:
+def _all_pairs(file_pairs: list[FilePair]) -> Iterator[tuple[str, str]]:
+    for pair in file_pairs:
+        for source, target in raw_text.iter_parallel(pair.source_path, pair.target_path):
+            yield pair.source_prefix + source, target
+
+
+def _prepare(file_pairs: list[FilePair], directory: str, seed: int) -> None:
     start, rng = time.perf_counter(), random.Random(seed)
-    num_shards = _shard_count(source_path, target_path)
+    num_shards = _shard_count(file_pairs)
     os.makedirs(os.path.dirname(directory), exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(directory))
     try:
         buckets = [os.path.join(staging, f"bucket-{i:05d}") for i in range(num_shards)]
-        pairs = _fill_buckets(raw_text.iter_parallel(source_path, target_path), buckets, rng)
+        pairs = _fill_buckets(_all_pairs(file_pairs), buckets, rng)
         shards = []
         for index, bucket in enumerate(tqdm(buckets, desc="shuffle shards", unit="shard")):
             shards.append(f"train-{index:05d}-of-{num_shards:05d}.tfrecord")
@@ -144,10 +183,9 @@ def _prepare(source_path: str, target_path: str, directory: str, seed: int) -> N
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     logging.info(
-        "Prepared %d pairs of %s and %s into %d shards in %s (%.0f s)",
+        "Prepared %d pairs of %s into %d shards in %s (%.0f s)",
         pairs,
-        source_path,
-        target_path,
+        ", ".join(f"{p.source_path} and {p.target_path}" for p in file_pairs),
         num_shards,
         directory,
         time.perf_counter() - start,

@@ -37,7 +37,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import sentencepiece as spm
 import tensorflow as tf
@@ -46,6 +46,7 @@ from absl import logging
 from sentencepiece import sentencepiece_model_pb2
 from tensorflow_text.python.ops import sentencepiece_tokenizer as _sentencepiece_ops
 
+from common import language_tags
 from common.errors import ConfigError
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_PIECES, UNK_ID
 
@@ -74,6 +75,7 @@ def train_sentencepiece(
     input_sentence_size: int = 0,
     seed: int = 0,
     num_threads: int | None = None,
+    user_defined_symbols: Sequence[str] = (),
 ) -> str:
     """Trains a SentencePiece model and returns the path of `{model_prefix}.model`.
 
@@ -89,10 +91,11 @@ def train_sentencepiece(
     """
     if model_type not in MODEL_TYPES:
         raise ValueError(f"model_type must be one of {MODEL_TYPES}, got {model_type!r}.")
-    if vocab_size < 4 + 256 + 1:
+    reserved = 4 + len(user_defined_symbols) + 256
+    if vocab_size < reserved + 1:
         raise ValueError(
-            f"vocab_size={vocab_size} is too small: 4 special pieces and 256 byte pieces "
-            "(byte fallback) come first; use at least 261 (usually thousands)."
+            f"vocab_size={vocab_size} is too small: {reserved} special, user-defined and byte "
+            f"pieces (byte fallback) come first; use at least {reserved + 1} (usually thousands)."
         )
     model = io.BytesIO()
     spm.set_random_generator_seed(seed)  # Sampling and shuffling of input sentences.
@@ -109,6 +112,7 @@ def train_sentencepiece(
             eos_id=EOS_ID,
             normalization_rule_name="identity",
             byte_fallback=True,
+            user_defined_symbols=list(user_defined_symbols),
             input_sentence_size=input_sentence_size,
             shuffle_input_sentence=True,
             num_threads=num_threads or os.cpu_count() or 1,
@@ -171,6 +175,9 @@ class Tokenizer(tf.Module):
                 f"{PAD_ID}/{UNK_ID}/{BOS_ID}/{EOS_ID}."
             )
         self._vocab_size = len(proto.pieces)
+        self._languages = language_tags.languages_in_pieces(p.piece for p in proto.pieces)
+        piece_ids = {p.piece: i for i, p in enumerate(proto.pieces)}
+        self._tag_ids = tuple(piece_ids[language_tags.tag(lang)] for lang in self._languages)
         self._model_type = proto.trainer_spec.ModelType.Name(proto.trainer_spec.model_type).lower()
         _check_sampling_alpha(sampling_alpha, self._model_type)
         self._sampling_alpha = float(sampling_alpha)
@@ -250,6 +257,28 @@ class Tokenizer(tf.Module):
             8000
         """
         return self._vocab_size
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The target languages whose tags the vocabulary holds (`common.language_tags`),
+        sorted; () for a model of one target language.
+
+        Example:
+            >>> tok.languages  # doctest: +SKIP
+            ('cs', 'de', 'en', 'fr')
+        """
+        return self._languages
+
+    @property
+    def tag_ids(self) -> tuple[int, ...]:
+        """The ids of the target-language tags, in the order of `languages`: pieces a search
+        must never write.
+
+        Example:
+            >>> tok.tag_ids  # doctest: +SKIP
+            (4, 5, 6, 7)
+        """
+        return self._tag_ids
 
     def tokenize(self, strings) -> tf.RaggedTensor:
         """Strings -> int32 ids, without BOS/EOS; a [N] input gives a RaggedTensor [N, None].
@@ -337,6 +366,7 @@ def load_or_train_tokenizer(
     character_coverage: float = 1.0,
     input_sentence_size: int = 0,
     seed: int = 0,
+    user_defined_symbols: Sequence[str] = (),
 ) -> Tokenizer:
     """Loads `workdir/spm.model`, or first trains it on the (source, target) training pairs.
 
@@ -346,6 +376,8 @@ def load_or_train_tokenizer(
     `input_sentence_size > 0` trains on that many sentences at most: the first pairs of
     `train_dataset` (both sides of half as many pairs for a joint vocabulary), a random sample
     when the pairs come shuffled (`load_training_split`); 0 trains on every sentence.
+    `user_defined_symbols`: pieces the vocabulary must hold whole (a multilingual run's
+    target-language tags).
 
     Example:
         >>> train = load_translation_splits("multi30k/de-en", ["train"])["train"]
@@ -373,7 +405,7 @@ def load_or_train_tokenizer(
         train_dataset = train_dataset.take(-(-input_sentence_size // per_pair))
     train_sentencepiece(
         _sentences(train_dataset, side, counter), prefix, vocab_size, model_type,
-        character_coverage, seed=seed,
+        character_coverage, seed=seed, user_defined_symbols=user_defined_symbols,
     )
     logging.info(
         "Trained %s on %d sentence pairs in %.1f s", path, counter[0], time.perf_counter() - start

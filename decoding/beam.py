@@ -103,7 +103,7 @@ def beam_search(
         )  # (vocab_size, active * beam)
         # A sentence's beam best continuations are among each alive hypothesis' beam best
         # tokens: two small top-k's instead of one over (active, beam * vocab_size).
-        row_logits, row_tokens = top_k_allowed(logits, beam, [pad_id, bos_id])
+        row_logits, row_tokens = top_k_allowed(logits, beam, options.never_written)
         row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=0)[:, tf.newaxis]
         candidates = alive_log_probs[:, :, tf.newaxis] + tf.reshape(
             row_log_probs, [active, beam, beam]

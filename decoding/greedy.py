@@ -63,7 +63,7 @@ def greedy_search(
         logits, next_cache = model.decode_step(
             tokens, step, {**cache, "self": self_cache}, growing=dynamic_shapes
         )  # (vocab_size, batch)
-        logits = forbid_tokens(logits, [pad_id, bos_id])
+        logits = forbid_tokens(logits, options.never_written)
         tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=0, output_type=tf.int32))
         output = tf.where(columns == step, tokens[:, tf.newaxis], output)  # writes column `step`
         finished |= step + 1 >= limits
@@ -112,7 +112,7 @@ def reference_greedy_search(
 
     def body(step, prefix, finished):
         logits = tf.transpose(model.decode(prefix, memory, memory_mask)[:, -1])  # (V, batch)
-        logits = forbid_tokens(logits, [pad_id, bos_id])
+        logits = forbid_tokens(logits, options.never_written)
         tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=0, output_type=tf.int32))
         prefix = tf.concat([prefix, tokens[:, tf.newaxis]], axis=1)  # (batch, step + 2)
         finished |= step + 1 >= limits

@@ -33,6 +33,8 @@ class SearchOptions:
         max_length: a hard cap on every output's length, or None.
         max_length_ratio, max_length_offset: the output limit relative to the source length.
         bos_id, eos_id, pad_id: special ids; ``eos_id=None`` decodes every sentence to its limit.
+        forbidden_ids: more ids a search never writes besides PAD and BOS (a multilingual
+            model's target-language tags, ``data_pipeline.Tokenizer.tag_ids``).
     """
 
     beam_size: int = 4
@@ -43,6 +45,7 @@ class SearchOptions:
     bos_id: int = BOS_ID
     eos_id: int | None = EOS_ID
     pad_id: int = PAD_ID
+    forbidden_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not _is_positive_int(self.beam_size):
@@ -58,6 +61,16 @@ class SearchOptions:
                 f"max_length_ratio ({self.max_length_ratio}) and max_length_offset "
                 f"({self.max_length_offset}) must not be negative."
             )
+
+    @property
+    def never_written(self) -> list[int]:
+        """The ids no search writes: PAD, BOS and ``forbidden_ids``.
+
+        Example:
+            >>> SearchOptions(forbidden_ids=(4, 5)).never_written
+            [0, 2, 4, 5]
+        """
+        return [self.pad_id, self.bos_id, *self.forbidden_ids]
 
     def output_length_limit(self, source_length: int) -> int:
         """One sentence's output length limit (EOS included) for ``source_length`` source tokens

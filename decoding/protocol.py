@@ -29,10 +29,20 @@ class Translator(Protocol):
         """The beam size of its search (1: greedy)."""
         ...
 
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """A multilingual model's target languages, sorted; () for one target language."""
+        ...
+
     def translate(
-        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = True,
+        target_lang: str | None = None,
     ) -> list[str]:
-        """Translations of ``sentences``, in their order."""
+        """Translations of ``sentences``, in their order; a multilingual model's into
+        ``target_lang`` (an UnknownLanguageError for a code not in ``languages``)."""
         ...
 
     def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:

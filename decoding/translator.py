@@ -9,11 +9,14 @@ same translations.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import tensorflow as tf
 
+from common.language_tags import tag_sentences
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from data_pipeline.multilingual import tag_in_graph
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from decoding.protocol import translate_in_batches, truncation_warnings
@@ -22,6 +25,8 @@ from decoding.search import decode
 # Batches of up to this many sentences run the XLA search, larger ones the graph search (the
 # crossover measured in docs/PERFORMANCE.md: XLA is faster at 4 and 8, the graph at 16 and up).
 XLA_MAX_BATCH_SIZE = 8
+_TEXT = tf.TensorSpec([None], tf.string, name="text")
+_LANGS = tf.TensorSpec([None], tf.string, name="target_lang")
 
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
@@ -90,6 +95,9 @@ class ModelTranslator(tf.Module):
         super().__init__()
         if length_bucket < 1:
             raise ValueError(f"length_bucket must be a positive integer, got {length_bucket}.")
+        # A multilingual model's target-language tags are never written.
+        forbidden = tuple(i for i in tokenizer.tag_ids if i not in options.forbidden_ids)
+        options = dataclasses.replace(options, forbidden_ids=options.forbidden_ids + forbidden)
         self.model, self.tokenizer, self.options = model, tokenizer, options
         self.max_source_length = max_source_length
         self.jit_compile, self.length_bucket = jit_compile, length_bucket
@@ -99,6 +107,18 @@ class ModelTranslator(tf.Module):
             self.cross_attention = tf.function(
                 self._cross_attention, input_signature=[tf.TensorSpec([None], tf.string)]
             )
+        if self.languages:  # a multilingual model: text and target language in
+            self.translate_to = tf.function(self._translate_to, input_signature=[_TEXT, _LANGS])
+            if not isinstance(model, Ensemble):
+                self.cross_attention_to = tf.function(
+                    self._cross_attention_to, input_signature=[_TEXT, _LANGS]
+                )
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The target languages of a multilingual model (its tags; `common.language_tags`),
+        sorted; () for a model of one target language."""
+        return self.tokenizer.languages
 
     @property
     def beam_size(self) -> int:
@@ -155,6 +175,35 @@ class ModelTranslator(tf.Module):
             "attention": tf.where(visible, tf.cast(weights[-1], tf.float32), 0.0),
         }
 
+    def _translate_to(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
+        """A multilingual model's ``translate_batch``: ``(batch,)`` sentences, each into its
+        ``(batch,)`` target language (an unknown one is an InvalidArgumentError naming the
+        model's languages)."""
+        return self.translate_batch(self._tagged(text, target_lang))
+
+    def _cross_attention_to(self, text: tf.Tensor, target_lang: tf.Tensor) -> dict:
+        """A multilingual model's ``cross_attention``; the source pieces begin with the tag."""
+        return self.cross_attention(self._tagged(text, target_lang))
+
+    def _tagged(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
+        """The sources as the model reads them: each with its target language's tag."""
+        languages = tf.constant(self.languages)
+        listed = ", ".join(self.languages)
+        known = tf.reduce_all(tf.reduce_any(target_lang[:, None] == languages[None, :], axis=1))
+        same_size = tf.equal(tf.size(text), tf.size(target_lang))
+        checks = [
+            tf.debugging.Assert(
+                known,
+                [
+                    f"Unknown target language: this model translates into {listed}; got",
+                    target_lang,
+                ],
+            ),
+            tf.debugging.Assert(same_size, ["Give one target_lang for each text."]),
+        ]
+        with tf.control_dependencies(checks):
+            return tag_in_graph(text, target_lang)
+
     def _pieces(self, ids: tf.Tensor, real: tf.Tensor) -> tf.Tensor:
         return tf.where(real, self.tokenizer.id_to_piece(ids), "")
 
@@ -173,11 +222,19 @@ class ModelTranslator(tf.Module):
         return decode(self.model, source_ids, self.options, dynamic_shapes)
 
     def translate(
-        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = True,
+        target_lang: str | None = None,
     ) -> list[str]:
-        """Translates ``sentences`` in batches of similar length, keeping their order."""
+        """Translates ``sentences`` in batches of similar length, keeping their order; a
+        multilingual model into ``target_lang`` (one of :attr:`languages`)."""
         return translate_in_batches(
-            string_batches(self.translate_batch), sentences, batch_size, progress
+            string_batches(self.translate_batch),
+            tag_sentences(sentences, target_lang, self.languages),
+            batch_size,
+            progress,
         )
 
 

@@ -37,7 +37,9 @@ from ctranslate2.specs import common_spec, transformer_spec
 
 from common.files import atomic_directory, write_json
 from common.metrics import bleu
+from data_pipeline import multilingual
 from decoding.ensemble import Ensemble
+from decoding.protocol import translate_in_batches
 from decoding.translator import ModelTranslator
 from inference.ctranslate2_files import (
     DECODING_FILE,
@@ -225,7 +227,7 @@ def choose_length_penalty(
     scores = {}
     for candidate in candidates:
         translator = CTranslate2Translator(path, length_penalty=candidate)
-        hypotheses = translator.translate(sources, progress=progress)
+        hypotheses = translate_in_batches(translator.translate_batch, sources, progress=progress)
         scores[candidate] = bleu(hypotheses, references)[0].score
     best = max(candidates, key=lambda candidate: (scores[candidate], -candidate))
     return best, scores
@@ -267,6 +269,10 @@ def export_with_length_penalty(
     config = load_config(workdir)
     split = config.data.validation_split
     sources, references = read_split(config.data.name, split, config.data.data_dir or None)
+    directions = multilingual.parse(config.data.name)
+    if directions is not None:  # every direction, one after another: a sample of each
+        stride = len(directions.directions)
+        sources, references = sources[::stride], references[::stride]
     path = export_ctranslate2(translator, output_dir, quantization)
     best, scores = choose_length_penalty(path, sources, references, progress=progress)
     set_length_penalty(path, best)

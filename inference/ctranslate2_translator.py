@@ -13,6 +13,10 @@ Length penalties differ: CTranslate2 divides a hypothesis' log-probability by
 0 means the same in both; otherwise ``inference.ctranslate2_export`` picks CTranslate2's value on
 the validation split when it exports.
 
+A multilingual export (its SentencePiece model holds target-language tags) translates into
+the language given (``target_lang``): the tag goes in front of each source as in training, and
+no tag is ever generated.
+
 Imports no TensorFlow: running an export needs ctranslate2 and sentencepiece only.
 
 Example:
@@ -32,10 +36,12 @@ import ctranslate2
 import sentencepiece
 
 from common.errors import ConfigError
+from common.language_tags import languages_in_pieces, tag, tag_rows, tag_sentences
 from decoding.protocol import translate_in_batches, truncation_warnings
 from inference.ctranslate2_files import QUANTIZATIONS, TOKENIZER_FILE, DecodingSettings, ExportError
 
-# What our searches never generate (decoding.common.forbid_tokens): padding and BOS.
+# What our searches never generate (decoding.common.forbid_tokens): padding and BOS (and a
+# multilingual model's tags).
 _NEVER_GENERATED = [["<pad>"], ["<s>"]]
 COMPUTE_TYPES = ("default", *QUANTIZATIONS)
 
@@ -102,6 +108,9 @@ class CTranslate2Translator:
                 f"CTranslate2 cannot load the export in {path} ({error}); write it again with "
                 "`python export.py --workdir=DIR --format=ctranslate2 --output=...`."
             ) from None
+        pieces = map(self.tokenizer.id_to_piece, range(self.tokenizer.get_piece_size()))
+        self.languages = languages_in_pieces(pieces)
+        self._suppressed = _NEVER_GENERATED + [[tag(lang)] for lang in self.languages]
 
     @property
     def beam_size(self) -> int:
@@ -112,13 +121,25 @@ class CTranslate2Translator:
         return truncation_warnings(lengths, self.max_source_length)
 
     def translate(
-        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = True,
+        target_lang: str | None = None,
     ) -> list[str]:
-        """Translates ``sentences`` in batches of similar length, keeping their order."""
+        """Translates ``sentences`` in batches of similar length, keeping their order; a
+        multilingual export's into ``target_lang`` (one of :attr:`languages`)."""
+        sentences = tag_sentences(sentences, target_lang, self.languages)
         return translate_in_batches(self.translate_batch, sentences, batch_size, progress)
 
+    def tagged_rows(self, sentences: list[str], target_langs: list[str]) -> list[str]:
+        """A multilingual export's sentences as it reads them, each with its own target
+        language's tag; an UnknownLanguageError (a ValueError) for a language it lacks."""
+        return tag_rows(sentences, target_langs, self.languages)
+
     def translate_batch(self, sentences: list[str]) -> list[str]:
-        """Translations of one batch (CTranslate2 pads it itself)."""
+        """Translations of one batch (CTranslate2 pads it itself); a multilingual export's
+        sentences come tagged (``common.language_tags``)."""
         return [self._detokenize(tokens) for tokens, _ in self._best(self._sources(sentences))]
 
     def cross_attention(self, sentences: list[str]) -> list[CrossAttention]:
@@ -179,7 +200,7 @@ class CTranslate2Translator:
             min_decoding_length=0,
             return_end_token=True,
             return_attention=return_attention,
-            suppress_sequences=_NEVER_GENERATED,
+            suppress_sequences=self._suppressed,
         )
         return [
             (result.hypotheses[0], result.attention[0] if return_attention else None)

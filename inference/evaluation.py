@@ -10,9 +10,10 @@ from collections.abc import Sequence
 
 import sacrebleu
 
+from common.errors import ConfigError
 from common.files import atomic_write_text
 from common.metrics import bleu, chrf
-from data_pipeline import load_translation_splits
+from data_pipeline import load_translation_splits, multilingual
 from decoding.protocol import Translator
 from inference import multi30k_bleu
 
@@ -84,10 +85,11 @@ def evaluate_split(
     output_dir: str,
     data_dir: str | None = None,
     progress: bool = True,
+    target_lang: str | None = None,
 ) -> EvaluationResult:
-    """Translates ``split`` of ``data_name``, writes hypotheses and references, scores them; on
-    Multi30k's validation and test splits also with the papers' tokenized BLEU, on files written
-    beside them.
+    """Translates ``split`` of ``data_name`` (a multilingual model into ``target_lang``), writes
+    hypotheses and references, scores them; on Multi30k's validation and test splits also with
+    the papers' tokenized BLEU, on files written beside them.
 
     Example:
         >>> result = evaluate_split(translator, "multi30k/de-en", "test2016", "/tmp/run/eval")
@@ -98,7 +100,7 @@ def evaluate_split(
     tokenized_references = multi30k_bleu.load_tokenized_references(
         data_name, split, list(zip(sources, references, strict=True)), data_dir
     )
-    hypotheses = translator.translate(sources, progress=progress)
+    hypotheses = translator.translate(sources, progress=progress, target_lang=target_lang)
     stem = os.path.join(output_dir, f"{data_name.replace('/', '_')}.{split}")
     hypotheses_file = f"{stem}.beam{translator.beam_size}.hyp"
     references_file = f"{stem}.ref"
@@ -128,6 +130,69 @@ def evaluate_split(
         lowercase_signature,
         tokenized,
     )
+
+
+def direction_names(data_name: str, direction: str, split: str) -> dict[str, str]:
+    """The directions ``--direction`` names in the multilingual data set ``data_name``, each
+    with its own data set name: one (``"de-fr"``) or every one that has ``split`` (``"all"``).
+
+    Example:
+        >>> direction_names("multi30k/multilingual", "de-fr", "test2016")
+        {'de-fr': 'multi30k/de-fr'}
+    """
+    data = multilingual.parse(data_name)
+    if data is None:
+        raise ConfigError(
+            f"--direction is for a multilingual model; {data_name!r} is one language pair."
+        )
+    if direction == "all":
+        chosen = [d for d in data.directions if split in data.splits(d)]
+    else:
+        chosen = [multilingual.parse_direction(direction, "--direction")]
+        if chosen[0] not in data.directions:
+            raise ConfigError(
+                f"{direction!r} is not a direction of {data_name!r}: "
+                f"{', '.join(map(multilingual.direction_label, data.directions))}."
+            )
+    return {multilingual.direction_label(d): data.direction_name(d) for d in chosen}
+
+
+def directions_table(results: dict[str, EvaluationResult]) -> str:
+    """A Markdown table of each direction's scores (the papers' tokenized BLEU where the data
+    set has those references, else "-").
+
+    Example:
+        >>> print(directions_table({"de-fr": result}))
+        | direction | BLEU | lower-cased BLEU | chrF2 | tokenized BLEU |
+        | --- | --- | --- | --- | --- |
+        | de-fr | 30.12 | 31.05 | 55.20 | 30.80 |
+    """
+    rows = [
+        "| direction | BLEU | lower-cased BLEU | chrF2 | tokenized BLEU |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for label, r in results.items():
+        tokenized = f"{r.tokenized.bleu.score:.2f}" if r.tokenized else "-"
+        rows.append(
+            f"| {label} | {r.bleu.score:.2f} | {r.lowercase_bleu.score:.2f} | "
+            f"{r.chrf.score:.2f} | {tokenized} |"
+        )
+    if len(results) > 1:
+
+        def mean(score) -> str:
+            return f"{sum(map(score, results.values())) / len(results):.2f}"
+
+        tokenized = [r.tokenized.bleu.score for r in results.values() if r.tokenized]
+        rows.append(
+            f"| mean | {mean(lambda r: r.bleu.score)} | {mean(lambda r: r.lowercase_bleu.score)}"
+            f" | {mean(lambda r: r.chrf.score)} | "
+            + (
+                f"{sum(tokenized) / len(tokenized):.2f} |"
+                if len(tokenized) == len(results)
+                else "- |"
+            )
+        )
+    return "\n".join(rows)
 
 
 def _write_lines(path: str, lines: Sequence[str]) -> None:

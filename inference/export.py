@@ -8,6 +8,11 @@ returns for the same input the translation, the source and output pieces and the
 layer's encoder-decoder attention (``ModelTranslator.cross_attention``; the demo page of
 ``serve.py`` draws it). Inputs longer than the model's ``data.max_length`` tokens are truncated
 to it (the CLI warns about that; the SavedModel does not).
+
+A multilingual model's signatures take a second input, ``target_lang`` (tf.string, [None]: each
+sentence's target language), and its ``languages`` variable lists the languages; an unknown one
+is an InvalidArgumentError naming them (a 400 in ``serve.py``). A bilingual model's signatures
+are exactly as above.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from common.files import atomic_directory
+from common.language_tags import check_language
 from decoding.ensemble import Ensemble
 from decoding.protocol import translate_in_batches, truncation_warnings
 from decoding.translator import ModelTranslator, string_batches
@@ -35,9 +41,20 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         >>> export_saved_model(translator, "/tmp/run/saved_model")
     """
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
-    def serve(text: tf.Tensor) -> dict[str, tf.Tensor]:
-        return {"translation": translator.translate_batch(text)}
+    if translator.languages:
+
+        @tf.function(input_signature=translator.translate_to.input_signature)
+        def serve(text: tf.Tensor, target_lang: tf.Tensor) -> dict[str, tf.Tensor]:
+            return {"translation": translator.translate_to(text, target_lang)}
+
+        translator.languages_variable = tf.Variable(
+            list(translator.languages), trainable=False, name="languages"
+        )
+    else:
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+        def serve(text: tf.Tensor) -> dict[str, tf.Tensor]:
+            return {"translation": translator.translate_batch(text)}
 
     translator.beam_size_variable = tf.Variable(
         translator.beam_size, trainable=False, name="beam_size"
@@ -47,7 +64,9 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     )
     signatures = {"serving_default": serve}
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
-        signatures["cross_attention"] = translator.cross_attention
+        signatures["cross_attention"] = (
+            translator.cross_attention_to if translator.languages else translator.cross_attention
+        )
     with atomic_directory(output_dir) as staging:
         tf.saved_model.save(translator, staging, signatures=signatures)
     return os.path.abspath(output_dir)
@@ -74,14 +93,29 @@ class SavedModelTranslator:
     def beam_size(self) -> int:
         return int(self.loaded.beam_size_variable.numpy())
 
+    @property
+    def languages(self) -> tuple[str, ...]:
+        if not hasattr(self.loaded, "languages_variable"):
+            return ()
+        return tuple(lang.decode() for lang in self.loaded.languages_variable.numpy())
+
     def translate(
-        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = True,
+        target_lang: str | None = None,
     ) -> list[str]:
+        language = check_language(target_lang, self.languages)
+
+        def translate_batch(batch: tf.Tensor) -> tf.Tensor:
+            if language is None:
+                return self.serve(text=batch)["translation"]
+            target = tf.fill(tf.shape(batch), language)
+            return self.serve(text=batch, target_lang=target)["translation"]
+
         return translate_in_batches(
-            string_batches(lambda batch: self.serve(text=batch)["translation"]),
-            sentences,
-            batch_size,
-            progress,
+            string_batches(translate_batch), sentences, batch_size, progress
         )
 
     def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:

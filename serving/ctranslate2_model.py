@@ -1,7 +1,8 @@
 """Serving a CTranslate2 export (``export.py --format=ctranslate2``, any quantization): the same
 signatures as the project's SavedModel, without TensorFlow (ctranslate2 and sentencepiece only).
 
-``serving_default`` maps ``text`` to ``translation``; ``cross_attention`` adds the pieces read
+``serving_default`` maps ``text`` to ``translation`` (a multilingual export's signatures take
+``target_lang`` too, one per row, as the SavedModel's); ``cross_attention`` adds the pieces read
 and written and the attention CTranslate2 returns: one head (the export's alignment head, the
 first of the last decoder layer), as ``attention`` ``(batch, 1, output pieces, source pieces)``,
 padded like the SavedModel's (pieces ``""``, weights 0). The search is the export's
@@ -20,6 +21,7 @@ import os
 import numpy as np
 
 from inference.ctranslate2_translator import CTranslate2Translator
+from serving.errors import bad_request
 from serving.registry import ServedModel, Signature, model_version_dir, string_signature_def
 
 _MODEL_FILE = "model.bin"  # CTranslate2's weights, beside our decoding.json and spm.model
@@ -44,6 +46,18 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         "one with `python export.py --workdir=DIR --format=ctranslate2 --output=...`.",
     )
     translator = CTranslate2Translator(directory, threads=threads)
+    languages = translator.languages
+    inputs = ("target_lang", "text") if languages else ("text",)  # sorted, as a SavedModel's
+
+    def sources(*columns: list[str]) -> list[str]:
+        """The rows as the model reads them: a multilingual export's tagged."""
+        if not languages:
+            return columns[0]
+        try:
+            return translator.tagged_rows(columns[1], columns[0])
+        except ValueError as error:  # an unknown language
+            raise bad_request(str(error)) from None
+
     outputs = {
         "serving_default": {"translation": ("DT_STRING", 1)},
         "cross_attention": {
@@ -56,24 +70,26 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
     signatures = {
         "serving_default": Signature(
             "serving_default",
-            lambda text: {"translation": _strings(translator.translate_batch(text))},
-            ("text",),
+            lambda *columns: {
+                "translation": _strings(translator.translate_batch(sources(*columns)))
+            },
+            inputs,
             ("translation",),
             batchable=True,
         ),
         "cross_attention": Signature(
             "cross_attention",
-            lambda text: _cross_attention(translator, text),
-            ("text",),
+            lambda *columns: _cross_attention(translator, sources(*columns)),
+            inputs,
             tuple(sorted(outputs["cross_attention"])),
             batchable=False,
         ),
     }
     signature_defs = {
-        signature: string_signature_def(["text"], specs) for signature, specs in outputs.items()
+        signature: string_signature_def(list(inputs), specs) for signature, specs in outputs.items()
     }
     return ServedModel(
-        name, version, directory, "CTranslate2", signatures, signature_defs, translator
+        name, version, directory, "CTranslate2", signatures, signature_defs, translator, languages
     )
 
 

@@ -64,6 +64,8 @@ class ServedModel:
     signatures: Mapping[str, Signature]
     signature_defs: Mapping[str, dict]  # TensorFlow Serving's SignatureDef JSON, by name
     loaded: object  # keeps the model alive
+    # A multilingual model's target languages (its signatures take `target_lang`); () for one.
+    languages: tuple[str, ...] = ()
 
     def signature(self, name: str) -> Signature:
         """The signature called ``name``; 400 (as TensorFlow Serving) when there is none.

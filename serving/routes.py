@@ -49,7 +49,8 @@ class Endpoints:
         ]
 
     async def models(self, request: Request) -> JSONResponse:
-        """``{"models": [{"name", "version", "runtime", "signatures"}]}`` for the demo page."""
+        """``{"models": [{"name", "version", "runtime", "signatures", "languages"}]}`` for the
+        demo page (``languages``: a multilingual model's target languages, else empty)."""
         del request
         models = self.service.registry.models.values()
         return JSONResponse(
@@ -60,6 +61,7 @@ class Endpoints:
                         "version": m.version,
                         "runtime": m.runtime,
                         "signatures": sorted(m.signatures),
+                        "languages": list(m.languages),
                     }
                     for m in models
                 ]

@@ -59,8 +59,18 @@ def load_saved_model(name: str, path: str) -> ServedModel:
                 tuple(sorted(outputs)),
                 batchable=all(spec.shape.rank == 1 for spec in outputs.values()),
             )
+    languages = ()
+    if hasattr(loaded, "languages_variable"):  # a multilingual export (inference.export)
+        languages = tuple(lang.decode() for lang in loaded.languages_variable.numpy())
     return ServedModel(
-        name, version, directory, "SavedModel", signatures, _signature_defs(directory), loaded
+        name,
+        version,
+        directory,
+        "SavedModel",
+        signatures,
+        _signature_defs(directory),
+        loaded,
+        languages,
     )
 
 

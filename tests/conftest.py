@@ -77,29 +77,72 @@ def small_corpus(multi30k_dir, tmp_path_factory) -> str:
     return str(directory)
 
 
-@pytest.fixture(scope="session")
-def tiny_run(tfds_dir, tmp_path_factory):
-    """configs/tiny.py trained once per test run (in-process): ``(workdir, TrainResult)``.
+def _trained_once(tmp_path_factory, name: str, config):
+    """``config`` trained once per test run (in-process): ``(workdir, TrainResult)``.
 
     The first test process (of pytest-xdist's) to need it trains it into the directory they all
     share, under a lock; the others wait for it. Each process gets its own copy to work in."""
-    from configs import tiny
     from training import trainer
 
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent
-    trained, result_file = shared / "tiny-run-trained", shared / "tiny-run-result.json"
-    with open(shared / "tiny-run.lock", "w") as lock:
+    trained, result_file = shared / f"{name}-trained", shared / f"{name}-result.json"
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not result_file.exists():
-            config = tiny.get_config()
-            config.data.data_dir = tfds_dir
             result = trainer.train(config, str(trained))
             result_file.write_text(json.dumps(dataclasses.asdict(result)))
-    workdir = tmp_path_factory.mktemp("tiny-run")
+    workdir = tmp_path_factory.mktemp(name)
     shutil.copytree(trained, workdir, dirs_exist_ok=True)
     return str(workdir), trainer.TrainResult(**json.loads(result_file.read_text()))
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tfds_dir, tmp_path_factory):
+    """configs/tiny.py trained once per test run: ``(workdir, TrainResult)``."""
+    from configs import tiny
+
+    config = tiny.get_config()
+    config.data.data_dir = tfds_dir
+    return _trained_once(tmp_path_factory, "tiny-run", config)
+
+
+MULTILINGUAL_DIRECTIONS = ("de-en", "en-de", "de-fr", "en-fr")
+
+
+@pytest.fixture(scope="session")
+def tiny_multilingual_run(small_corpus, tmp_path_factory):
+    """configs/tiny.py trained once per test run on four directions of ``small_corpus`` (target
+    languages de, en and fr, each source tagged): ``(workdir, TrainResult)``."""
+    from configs import tiny
+
+    config = tiny.get_config()
+    config.data.name = f"text:{small_corpus}:{','.join(MULTILINGUAL_DIRECTIONS)}"
+    config.data.data_dir = str(tmp_path_factory.getbasetemp() / "multilingual-data")
+    config.train.eval_max_sentences = 5
+    return _trained_once(tmp_path_factory, "tiny-multilingual-run", config)
+
+
+@pytest.fixture(scope="session")
+def tiny_multilingual_saved_model(tiny_multilingual_run, tmp_path_factory) -> str:
+    """The tiny multilingual run exported (graph search) into ``.../multi/1``."""
+    from inference.export import export_saved_model
+    from inference.loading import load_translator
+
+    translator, _ = load_translator(tiny_multilingual_run[0], "latest", jit_compile=False)
+    path = tmp_path_factory.mktemp("models") / "multi" / "1"
+    return export_saved_model(translator, str(path))
+
+
+@pytest.fixture(scope="session")
+def tiny_multilingual_ctranslate2(tiny_multilingual_run, tmp_path_factory) -> str:
+    """The tiny multilingual run's CTranslate2 export (float32, length penalty 0)."""
+    from inference.ctranslate2_export import export_ctranslate2
+    from inference.loading import load_translator
+
+    translator, _ = load_translator(tiny_multilingual_run[0], "latest", jit_compile=False)
+    return export_ctranslate2(translator, str(tmp_path_factory.mktemp("models") / "multi-ct2"))
 
 
 @pytest.fixture

@@ -4,12 +4,14 @@ settings a saved position of those batches depends on (so a resumed run knows if
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import ml_collections
 import tensorflow as tf
 
 import data_pipeline
+from common import language_tags
 from common.errors import ConfigError
 from common.storage import writing
 
@@ -64,6 +66,12 @@ def extra_train_data(config: ml_collections.ConfigDict) -> list[str]:
     names = [name.strip() for name in config.data.extra_train_data.split(",") if name.strip()]
     if not names:
         return []
+    if data_pipeline.multilingual.parse(config.data.name) is not None:
+        raise ConfigError(
+            f"config.data.extra_train_data ({config.data.extra_train_data!r}) is for a model of "
+            f"one language pair; config.data.name ({config.data.name!r}) is multilingual: list "
+            "every direction in config.data.name instead."
+        )
     data_dir = config.data.data_dir or None
     target = data_pipeline.language_pair(config.data.name, data_dir)[1]
     for name in names:
@@ -98,6 +106,8 @@ def load_data(
         extra, _ = data_pipeline.load_training_split(name, train_split, data_dir, seed)
         train = train.concatenate(extra)
     pairs[train_split] = train
+    multilingual = data_pipeline.multilingual.parse(config.data.name)
+    tags = [language_tags.tag(lang) for lang in multilingual.languages] if multilingual else []
     with writing(os.path.join(workdir, data_pipeline.tokenizer.model_file())):
         tokenizer = data_pipeline.load_or_train_tokenizer(
             workdir,
@@ -106,8 +116,54 @@ def load_data(
             config.tokenizer.model_type,
             input_sentence_size=config.tokenizer.input_sentence_size,
             seed=config.train.seed,
+            user_defined_symbols=tags,
         )
     return pairs, tokenizer
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidationSet:
+    """Sentences whose translation BLEU is measured during training: one direction's."""
+
+    label: str  # "de-fr" for one direction of a multilingual run; "" for a run of one pair
+    sources: list[str]
+    references: list[str]
+    target_lang: str | None = None  # a multilingual run's
+
+
+def validation_sets(
+    config: ml_collections.ConfigDict, pairs: tf.data.Dataset
+) -> list[ValidationSet]:
+    """The first ``train.eval_max_sentences`` sentences of the validation split: of ``pairs``
+    for a run of one language pair; of each direction for a multilingual run (the mean of the
+    directions' BLEU chooses its best checkpoint).
+
+    Example:
+        >>> [s.label for s in validation_sets(multilingual_config, pairs)][:2]  # doctest: +SKIP
+        ['de-en', 'en-de']
+    """
+    limit = config.train.eval_max_sentences or -1
+    multilingual = data_pipeline.multilingual.parse(config.data.name)
+    if multilingual is None:
+        return [ValidationSet("", *_sides(pairs.take(limit)))]
+    split = config.data.validation_split
+    by_direction = data_pipeline.load_direction_splits(
+        config.data.name, [split], config.data.data_dir or None
+    )
+    sets = []
+    for direction, splits in by_direction.items():
+        if split in splits:
+            sources, references = _sides(splits[split].take(limit))
+            sets.append(ValidationSet("-".join(direction), sources, references, direction[1]))
+    return sets
+
+
+def _sides(pairs: tf.data.Dataset) -> tuple[list[str], list[str]]:
+    sources, targets = [], []
+    for source, target in pairs.as_numpy_iterator():
+        sources.append(source.decode("utf-8"))
+        targets.append(target.decode("utf-8"))
+    return sources, targets
 
 
 def training_batches(

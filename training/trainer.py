@@ -35,7 +35,13 @@ from rundir.model import build_model
 from training import config as config_lib
 from training import distribute
 from training.cpu import bfloat16_speed_warning, read_cpuinfo
-from training.data import changed_settings, data_settings, load_data, training_batches
+from training.data import (
+    changed_settings,
+    data_settings,
+    load_data,
+    training_batches,
+    validation_sets,
+)
 from training.loss import label_smoothed_loss
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
@@ -94,6 +100,7 @@ class _Trainer:
         self.worker_index, num_workers = distribute.worker_index_and_count(self.strategy)
         train_pairs = self.pairs[config.data.train_split]
         train_batches = training_batches(config, train_pairs, self.tokenizer)
+        self.validation_sets = validation_sets(config, self.pairs[config.data.validation_split])
         self.validation_batches = data_pipeline.make_batches(
             self.pairs[config.data.validation_split],
             self.tokenizer,
@@ -251,25 +258,27 @@ class _Trainer:
                 correct + batch_correct,
                 (count + batch_count),
             )
-        sources, references = [], []
-        limit = self.config.train.eval_max_sentences or None
-        for source, target in (
-            self.pairs[self.config.data.validation_split].take(limit or -1).as_numpy_iterator()
-        ):
-            sources.append(source.decode("utf-8"))
-            references.append(target.decode("utf-8"))
-        hypotheses = self.translator.translate(sources, progress=False)
-        bleu_score = bleu(hypotheses, references)[0]
+        values = {
+            "validation_loss": float(loss_sum / max(count, 1.0)),
+            "validation_accuracy": float(correct / max(count, 1.0)),
+        }
+        scores, hypotheses = {}, []
+        for validation_set in self.validation_sets:
+            translations = self.translator.translate(
+                validation_set.sources, progress=False, target_lang=validation_set.target_lang
+            )
+            scores[validation_set.label] = bleu(translations, validation_set.references)
+            hypotheses += translations
+        # One direction's BLEU, or the mean of a multilingual run's directions'.
+        values["validation_bleu"] = sum(s[0].score for s in scores.values()) / len(scores)
+        if len(scores) > 1:
+            values.update({f"validation_bleu/{label}": s[0].score for label, s in scores.items()})
         if self.chief:
             atomic_write_text(
                 os.path.join(self.output_dir, "eval", f"validation-step{self.step}.txt"),
                 "".join(h + "\n" for h in hypotheses),
             )
-        return {
-            "validation_loss": float(loss_sum / max(count, 1.0)),
-            "validation_accuracy": float(correct / max(count, 1.0)),
-            "validation_bleu": float(bleu_score.score),
-        }
+        return values
 
     def _summaries(self, values: dict[str, float]) -> None:
         with writing(self.tensorboard_dir), self.writer.as_default(step=self.step):
@@ -340,10 +349,14 @@ class _Trainer:
                     result.validation_loss = values["validation_loss"]
                     result.validation_bleu = values["validation_bleu"]
                     self._summaries(values)
+                    directions = "".join(
+                        f" {k.partition('/')[2]} {v:.1f}" for k, v in values.items() if "/" in k
+                    )
                     progress.write(
                         f"step {step}: validation loss {values['validation_loss']:.3f}, "
                         f"accuracy {values['validation_accuracy']:.3f}, "
                         f"BLEU {values['validation_bleu']:.2f}"
+                        + (f" (mean of{directions})" if directions else "")
                     )
                     if best_bleu is None or values["validation_bleu"] > best_bleu:
                         best_bleu = values["validation_bleu"]

@@ -1,9 +1,12 @@
-// The demo page: translate with the chosen model (TF Serving's :predict, row format), then
-// show the cross_attention signature's heat maps (one per head) for a chosen sentence.
+// The demo page: translate with the chosen model (TF Serving's :predict, row format; a
+// multilingual model's rows name their target language), then show the cross_attention
+// signature's heat maps (one per head) for a chosen sentence.
 "use strict";
 
 const form = document.getElementById("translate-form");
 const modelSelect = document.getElementById("model");
+const languageSelect = document.getElementById("target-lang");
+const languageLabel = document.querySelector('label[for="target-lang"]');
 const source = document.getElementById("source");
 const statusLine = document.getElementById("status");
 const list = document.getElementById("translations");
@@ -12,6 +15,7 @@ const caption = document.getElementById("attention-caption");
 const heatmaps = document.getElementById("heatmaps");
 let signaturesByModel = {};
 let runtimeByModel = {};
+let languagesByModel = {};
 // Only the latest request of each kind may draw its answer (an older one may arrive later).
 let latestTranslation = 0;
 let latestAttention = 0;
@@ -39,9 +43,26 @@ async function loadModels() {
   for (const model of models) {
     signaturesByModel[model.name] = model.signatures;
     runtimeByModel[model.name] = model.runtime;
+    languagesByModel[model.name] = model.languages || [];
     const label = `${model.name} (version ${model.version}, ${model.runtime})`;
     modelSelect.add(new Option(label, model.name));
   }
+  showLanguages();
+}
+
+// The target-language selector: shown for a multilingual model, with its languages.
+function showLanguages() {
+  const languages = languagesByModel[modelSelect.value] || [];
+  const chosen = languageSelect.value;
+  languageSelect.replaceChildren(...languages.map((code) => new Option(code, code)));
+  if (languages.includes(chosen)) languageSelect.value = chosen;
+  languageSelect.hidden = languageLabel.hidden = !languages.length;
+}
+
+// The :predict rows of some sentences: plain text, or {text, target_lang} for a multilingual model.
+function instances(model, sentences) {
+  if (!languagesByModel[model].length) return sentences;
+  return sentences.map((text) => ({ text, target_lang: languageSelect.value }));
 }
 
 async function translate() {
@@ -51,7 +72,7 @@ async function translate() {
   showStatus("Translating…");
   const request = ++latestTranslation;
   try {
-    const { predictions } = await predict(model, { instances: sentences });
+    const { predictions } = await predict(model, { instances: instances(model, sentences) });
     if (request !== latestTranslation) return;
     list.replaceChildren();
     predictions.forEach((translation, index) => {
@@ -123,7 +144,7 @@ async function showAttention(model, sentence, item) {
   try {
     const { predictions } = await predict(model, {
       signature_name: "cross_attention",
-      instances: [sentence],
+      instances: instances(model, [sentence]),
     });
     if (request !== latestAttention) return;
     const { attention: weights, source_pieces, target_pieces } = predictions[0];
@@ -149,6 +170,10 @@ source.addEventListener("keydown", (event) => {
     event.preventDefault();
     translate();
   }
+});
+modelSelect.addEventListener("change", showLanguages);
+languageSelect.addEventListener("change", () => {
+  if (source.value.trim()) translate();
 });
 form.addEventListener("submit", (event) => {
   event.preventDefault();

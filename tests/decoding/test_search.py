@@ -38,3 +38,19 @@ def test_works_in_a_graph_of_unknown_batch_and_source_length(make_model, sources
     np.testing.assert_array_equal(
         graph(sources), decode(model, sources, replace(LENGTHS, beam_size=beam_size))
     )
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+@pytest.mark.parametrize("dynamic_shapes", [False, True])
+def test_forbidden_ids_are_never_written_even_when_the_model_prefers_them(
+    make_model, sources, beam_size, dynamic_shapes
+):
+    model = make_model()
+    kernel, bias = model.output_projection.get_weights()
+    bias[[4, 5]] += 30.0  # what a multilingual model's tags would be, made the likeliest
+    model.output_projection.set_weights([kernel, bias])
+    options = replace(LENGTHS, beam_size=beam_size)
+    preferred = decode(model, sources, options, dynamic_shapes).numpy()
+    assert np.isin(preferred, [4, 5]).mean() > 0.5  # without forbidding: mostly those ids
+    ids = decode(model, sources, replace(options, forbidden_ids=(4, 5)), dynamic_shapes).numpy()
+    assert not np.isin(ids, [4, 5]).any()

@@ -1,0 +1,135 @@
+"""Target-language tags: how one model is told which language to translate into.
+
+A multilingual model (Johnson et al., 2017) reads its source with a tag naming the target
+language in front: ``"<2fr> Ein Hund rennt."`` is translated into French. Each tag is one piece
+of the joint SentencePiece vocabulary (a user-defined symbol, ``data_pipeline.tokenizer``), so
+the tagged source goes through every search, the ensemble and CTranslate2 unchanged; searches
+never write a tag (``decoding.options.SearchOptions.forbidden_ids``).
+
+The tag is followed by a space, so the sentence's first word is segmented as it is without the
+tag. A model's languages are read from its vocabulary (:func:`languages_in_pieces`), so every
+artifact that carries the SentencePiece model (a work directory, a SavedModel, a CTranslate2
+export) knows them. This module imports nothing but the standard library.
+
+Example:
+    >>> tag_sentences(["Ein Hund rennt."], "fr", ("cs", "de", "en", "fr"))
+    ['<2fr> Ein Hund rennt.']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from common.errors import UserError
+
+_TAG = re.compile(r"<2([a-z]{2,3})>")
+# A tagged source is TAG_START + language + TAG_END + text (also built in-graph from these).
+TAG_START, TAG_END = "<2", "> "
+
+
+class UnknownLanguageError(UserError, ValueError):
+    """A target language the model does not translate into (or none where one is needed)."""
+
+
+def tag(language: str) -> str:
+    """The tag piece of a target language.
+
+    Example:
+        >>> tag("de")
+        '<2de>'
+    """
+    if not _TAG.fullmatch(f"<2{language}>"):
+        raise UnknownLanguageError(
+            f"{language!r} is not a language code: use two or three lower-case letters "
+            "(ISO 639), e.g. 'de'."
+        )
+    return f"<2{language}>"
+
+
+def tagged(text: str, language: str) -> str:
+    """``text`` with the tag of ``language`` in front (and a space after it).
+
+    Example:
+        >>> tagged("A dog.", "cs")
+        '<2cs> A dog.'
+    """
+    tag(language)  # checks the code
+    return f"{TAG_START}{language}{TAG_END}{text}"
+
+
+def languages_in_pieces(pieces: Iterable[str]) -> tuple[str, ...]:
+    """The languages whose tags are among a vocabulary's ``pieces``, sorted; () for a model of
+    one target language.
+
+    Example:
+        >>> languages_in_pieces(["<pad>", "<2fr>", "<2de>", "▁Hund"])
+        ('de', 'fr')
+    """
+    return tuple(sorted(m.group(1) for piece in pieces if (m := _TAG.fullmatch(piece))))
+
+
+def check_language(target_lang: str | None, languages: Sequence[str]) -> str | None:
+    """``target_lang`` if the model (of ``languages``; () when it has one target language)
+    translates into it, else an :class:`UnknownLanguageError` listing the model's languages.
+    A multilingual model needs a language; a model of one target language takes none.
+
+    Example:
+        >>> check_language("fr", ("de", "fr"))
+        'fr'
+    """
+    if not languages:
+        if target_lang is None:
+            return None
+        raise UnknownLanguageError(
+            f"This model translates into one language only; it takes no target language "
+            f"(got {target_lang!r})."
+        )
+    if target_lang is None:
+        raise UnknownLanguageError(
+            f"This model translates into {len(languages)} languages ({', '.join(languages)}): "
+            "choose one as the target language."
+        )
+    if target_lang not in languages:
+        raise UnknownLanguageError(
+            f"Unknown target language {target_lang!r}: this model translates into "
+            f"{', '.join(languages)}."
+        )
+    return target_lang
+
+
+def tag_rows(
+    sentences: Sequence[str], target_langs: Sequence[str], languages: Sequence[str]
+) -> list[str]:
+    """Each sentence tagged with its own target language (rows of one batch may differ), each
+    checked by :func:`check_language`.
+
+    Example:
+        >>> tag_rows(["A dog.", "A cat."], ["de", "fr"], ("de", "fr"))
+        ['<2de> A dog.', '<2fr> A cat.']
+    """
+    if len(sentences) != len(target_langs):
+        raise UnknownLanguageError(
+            f"Give one target language for each sentence: got {len(target_langs)} for "
+            f"{len(sentences)}."
+        )
+    return [
+        tagged(s, check_language(lang, languages))
+        for s, lang in zip(sentences, target_langs, strict=True)
+    ]
+
+
+def tag_sentences(
+    sentences: Sequence[str], target_lang: str | None, languages: Sequence[str]
+) -> list[str]:
+    """The sentences as the model reads them: tagged with ``target_lang`` for a multilingual
+    model (checked by :func:`check_language`), unchanged for a model of one target language.
+
+    Example:
+        >>> tag_sentences(["A dog."], None, ())
+        ['A dog.']
+    """
+    language = check_language(target_lang, languages)
+    if language is None:
+        return list(sentences)
+    return [tagged(sentence, language) for sentence in sentences]

@@ -1,0 +1,57 @@
+import pytest
+
+from common.language_tags import (
+    UnknownLanguageError,
+    check_language,
+    languages_in_pieces,
+    tag,
+    tag_rows,
+    tag_sentences,
+    tagged,
+)
+
+LANGUAGES = ("cs", "de", "en", "fr")
+
+
+def test_a_tag_is_one_piece_and_a_space_separates_it_from_the_text():
+    assert tag("fr") == "<2fr>"
+    assert tagged("Ein Hund.", "fr") == "<2fr> Ein Hund."
+
+
+@pytest.mark.parametrize("code", ["", "F", "fra-x", "<2fr>", "français"])
+def test_a_code_that_is_not_a_language_code_is_refused(code):
+    with pytest.raises(UnknownLanguageError, match="not a language code"):
+        tag(code)
+
+
+def test_the_languages_of_a_vocabulary_are_its_tags_sorted():
+    pieces = ["<pad>", "<2fr>", "▁Hund", "<2de>", "2en", "<2en", "<0x41>"]
+    assert languages_in_pieces(pieces) == ("de", "fr")
+    assert languages_in_pieces(["<pad>", "▁Hund"]) == ()
+
+
+def test_a_multilingual_model_needs_one_of_its_languages_and_the_error_lists_them():
+    assert check_language("de", LANGUAGES) == "de"
+    with pytest.raises(UnknownLanguageError, match="'es'.*cs, de, en, fr"):
+        check_language("es", LANGUAGES)
+    with pytest.raises(UnknownLanguageError, match=r"4 languages \(cs, de, en, fr\)"):
+        check_language(None, LANGUAGES)
+
+
+def test_a_model_of_one_target_language_takes_none():
+    assert check_language(None, ()) is None
+    with pytest.raises(UnknownLanguageError, match="one language only"):
+        check_language("fr", ())
+
+
+def test_sentences_are_tagged_for_a_multilingual_model_only():
+    assert tag_sentences(["A dog."], "de", LANGUAGES) == ["<2de> A dog."]
+    assert tag_sentences(["A dog."], None, ()) == ["A dog."]
+
+
+def test_each_row_gets_its_own_language_and_every_one_is_checked():
+    assert tag_rows(["A", "B"], ["de", "cs"], LANGUAGES) == ["<2de> A", "<2cs> B"]
+    with pytest.raises(UnknownLanguageError, match="'xx'"):
+        tag_rows(["A", "B"], ["de", "xx"], LANGUAGES)
+    with pytest.raises(UnknownLanguageError, match="one target language for each"):
+        tag_rows(["A", "B"], ["de"], LANGUAGES)

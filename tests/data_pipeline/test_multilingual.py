@@ -1,0 +1,137 @@
+"""Multilingual data: the names, the text corpora of several directions and the Multi30k
+builder's `multilingual` config (every direction aligned: source and target of one sentence)."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pytest
+
+import data_pipeline as dp
+from data_pipeline import multi30k, multilingual
+
+DIRECTIONS = "de-en,en-de,fr-de"
+
+
+def test_the_forms_of_a_multilingual_name():
+    everything = multilingual.parse("multi30k/multilingual")
+    assert everything.directions == tuple(multi30k.DIRECTIONS) and everything.all_multi30k
+    assert everything.languages == ("cs", "de", "en", "fr")
+    listed = multilingual.parse("multi30k/en-de, multi30k/de-en")
+    assert listed.directions == (("en", "de"), ("de", "en")) and not listed.all_multi30k
+    assert listed.direction_name(("de", "en")) == "multi30k/de-en"
+    text = multilingual.parse("text:/data/c:de-en,fr-en")
+    assert text.directions == (("de", "en"), ("fr", "en")) and text.languages == ("en",)
+    assert text.direction_name(("fr", "en")) == "text:/data/c:fr-en"
+    for one_pair in ("multi30k/de-en", "text:/data/c:de-en", "ted_hrlr_translate/pt_to_en"):
+        assert multilingual.parse(one_pair) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("multi30k/de-en,multi30k/de-es", "'multi30k/de-es' .* is not a Multi30k direction"),
+        ("multi30k/de-en,wmt14_translate/de-en", "is not a Multi30k direction"),
+        ("multi30k/de-en,multi30k/de-en", "names de-en more than once"),
+        ("text:/data/c:de-en,deen", "Cannot read the direction 'deen'"),
+        ("text:/data/c:de-en,de-de", "Cannot read the direction 'de-de'"),
+    ],
+)
+def test_a_bad_multilingual_name_is_one_clear_error(name, message):
+    with pytest.raises(dp.DataError, match=message):
+        multilingual.parse(name)
+
+
+def test_a_multilingual_data_set_has_no_one_language_pair():
+    with pytest.raises(dp.DataError, match="multilingual"):
+        dp.language_pair("multi30k/multilingual")
+
+
+def _lines(corpus: str, split: str, lang: str) -> list[str]:
+    return Path(corpus, f"{split}.{lang}").read_text(encoding="utf-8").splitlines()
+
+
+def test_validation_pairs_are_every_direction_tagged_in_turn(small_corpus):
+    name = f"text:{small_corpus}:{DIRECTIONS}"
+    pairs = list(dp.load_translation_splits(name, ["validation"])["validation"])
+    expected = [
+        (f"<2{t}> {s_line}", t_line)
+        for s, t in (d.split("-") for d in DIRECTIONS.split(","))
+        for s_line, t_line in zip(
+            _lines(small_corpus, "validation", s),
+            _lines(small_corpus, "validation", t),
+            strict=True,
+        )
+    ]
+    assert [(a.numpy().decode(), b.numpy().decode()) for a, b in pairs] == expected
+
+
+def test_direction_splits_are_untagged_and_each_only_with_the_splits_it_has(small_corpus):
+    name = f"text:{small_corpus}:{DIRECTIONS}"
+    by_direction = dp.load_direction_splits(name, ["validation"])
+    assert list(by_direction) == [("de", "en"), ("en", "de"), ("fr", "de")]
+    fr_de = [
+        (a.decode(), b.decode())
+        for a, b in by_direction["fr", "de"]["validation"].as_numpy_iterator()
+    ]
+    assert fr_de == list(
+        zip(
+            _lines(small_corpus, "validation", "fr"),
+            _lines(small_corpus, "validation", "de"),
+            strict=True,
+        )
+    )
+    with pytest.raises(dp.DataError, match="No direction .* has the split 'test'"):
+        dp.load_direction_splits(name, ["test"])
+
+
+def test_a_multilingual_text_corpus_trains_on_every_direction_mixed_and_aligned(
+    small_corpus, tmp_path
+):
+    name = f"text:{small_corpus}:{DIRECTIONS}"
+    pairs, count = dp.load_training_split(name, "train", str(tmp_path))
+    pairs = [(a.decode(), b.decode()) for a, b in pairs.as_numpy_iterator()]
+    assert count == len(pairs) == 3 * 2000
+    aligned = {
+        direction: set(
+            zip(
+                _lines(small_corpus, "train", direction[:2]),
+                _lines(small_corpus, "train", direction[3:]),
+                strict=True,
+            )
+        )
+        for direction in DIRECTIONS.split(",")
+    }
+    seen = collections.Counter()
+    for source, target in pairs:
+        tag, _, text = source.partition(" ")
+        # The tag names the target language, and the source and target are one sentence.
+        (direction,) = [d for d in aligned if tag == f"<2{d[3:]}>" and (text, target) in aligned[d]]
+        seen[direction] += 1
+    assert seen == {d: 2000 for d in DIRECTIONS.split(",")}
+    first_hundred = collections.Counter(s.partition(" ")[0] for s, _ in pairs[:100])
+    assert len(first_hundred) == 2  # the directions are mixed, not one after another
+
+
+def test_the_multi30k_multilingual_config_yields_every_direction_aligned(
+    raw_lines, multi30k_dir, monkeypatch
+):
+    monkeypatch.setenv("MULTI30K_DIR", multi30k_dir)
+    builder = multi30k.Multi30k(config="multilingual", data_dir="/nonexistent")
+    assert builder.info.supervised_keys is None
+    generators = builder._split_generators(dl_manager=None)
+    assert set(generators) == set(multi30k.SPLIT_PREFIXES)
+    counts = collections.Counter()
+    for key, example in generators["validation"]:
+        source, target = example["source_language"], example["target_language"]
+        line = int(key.rsplit("-", 1)[1])
+        assert key == f"{source}-{target}-{line}"
+        assert example["source"] == raw_lines("validation", source)[line]
+        assert example["target"] == raw_lines("validation", target)[line]
+        counts[source, target] += 1
+    assert counts == {d: 1014 for d in multi30k.DIRECTIONS}
+    test2017 = collections.Counter(
+        (e["source_language"], e["target_language"]) for _, e in generators["test2017"]
+    )
+    assert set(test2017) == {d for d in multi30k.DIRECTIONS if "cs" not in d}

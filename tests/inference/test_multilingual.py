@@ -1,0 +1,233 @@
+"""A tiny multilingual model (four directions into de, en and fr): trained, then translating
+into a chosen language through the Python API, a SavedModel, CTranslate2 and the scripts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import ctranslate2
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from common.language_tags import UnknownLanguageError
+from data_pipeline import Tokenizer
+from decoding.options import SearchOptions
+from decoding.search import decode
+from decoding.translator import encode_sources
+from inference.ctranslate2_translator import CTranslate2Translator
+from inference.export import SavedModelTranslator
+from inference.loading import load_translator
+from rundir.checkpoints import restore_model
+from rundir.model import build_workdir_model
+from tests.conftest import MULTILINGUAL_DIRECTIONS
+from tests.script_runner import run_in_process
+
+SENTENCES = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball.", "Ein Kind."]
+LANGUAGES = ("de", "en", "fr")
+
+
+@pytest.fixture(scope="module")
+def workdir(tiny_multilingual_run) -> str:
+    return tiny_multilingual_run[0]
+
+
+@pytest.fixture(scope="module")
+def translator(workdir):
+    return load_translator(workdir, "latest", jit_compile=False)[0]
+
+
+def test_training_scores_each_direction_and_picks_the_best_by_their_mean(tiny_multilingual_run):
+    workdir, result = tiny_multilingual_run
+    tokenizer = Tokenizer.from_file(f"{workdir}/spm.model")
+    assert tokenizer.languages == LANGUAGES
+    pieces = tokenizer.id_to_piece(tf.constant(tokenizer.tag_ids)).numpy().tolist()
+    assert pieces == [b"<2de>", b"<2en>", b"<2fr>"]
+    summary = tf.io.gfile.GFile(f"{workdir}/best/best.json").read()
+    for direction in MULTILINGUAL_DIRECTIONS:
+        assert f'"validation_bleu/{direction}"' in summary
+    assert result.best_bleu is not None
+
+
+def test_the_tag_is_one_piece_in_front_and_the_first_word_reads_as_without_it(workdir):
+    tokenizer = Tokenizer.from_file(f"{workdir}/spm.model")
+    plain = tokenizer.tokenize(tf.constant(["Ein Hund."]))[0].numpy().tolist()
+    tagged = tokenizer.tokenize(tf.constant(["<2fr> Ein Hund."]))[0].numpy().tolist()
+    tag_id = tokenizer.tag_ids[LANGUAGES.index("fr")]
+    assert tag_id in tagged and tagged[tagged.index(tag_id) + 1 :] == plain
+
+
+def test_the_target_language_is_chosen_and_checked(translator):
+    assert translator.languages == LANGUAGES
+    outputs = {
+        lang: translator.translate(SENTENCES, target_lang=lang, progress=False)
+        for lang in LANGUAGES
+    }
+    tagged = [f"<2fr> {s}" for s in SENTENCES]
+    expected = [t.decode() for t in translator.translate_batch(tf.constant(tagged)).numpy()]
+    assert outputs["fr"] == expected
+    assert outputs["fr"] != outputs["de"]
+    with pytest.raises(UnknownLanguageError, match="'cs'.*de, en, fr"):
+        translator.translate(SENTENCES, target_lang="cs")
+    with pytest.raises(UnknownLanguageError, match="choose one"):
+        translator.translate(SENTENCES)
+
+
+def test_tags_never_leak_into_the_output(workdir, translator, monkeypatch):
+    """A model made to prefer its tags above every other piece still never writes one."""
+    model, tokenizer = build_workdir_model(workdir)
+    restore_model(model, workdir, "latest")
+    tag_ids = list(tokenizer.tag_ids)
+    boost = tf.scatter_nd([[i] for i in tag_ids], [1e3] * len(tag_ids), [tokenizer.vocab_size])
+    decode_step = model.decode_step
+
+    def preferring_tags(*args, **kwargs):
+        logits, cache = decode_step(*args, **kwargs)  # logits: (vocab, rows)
+        return logits + tf.cast(boost[:, None], logits.dtype), cache
+
+    monkeypatch.setattr(model, "decode_step", preferring_tags)
+    source_ids = encode_sources(tokenizer, tf.constant([f"<2fr> {SENTENCES[0]}"]), 48)
+    unforbidden = decode(model, source_ids, SearchOptions(beam_size=1, max_length=5))
+    assert set(unforbidden.numpy()[0]) <= set(tag_ids)  # the search would write tags
+    for beam_size in (1, 3):
+        options = dataclasses.replace(translator.options, beam_size=beam_size)
+        biased = type(translator)(model, tokenizer, options, max_source_length=48)
+        for lang in LANGUAGES:
+            for output in biased.translate(SENTENCES, target_lang=lang, progress=False):
+                assert "<2" not in output
+
+
+def test_the_saved_model_takes_text_and_target_language(translator, tiny_multilingual_saved_model):
+    exported = SavedModelTranslator(tiny_multilingual_saved_model)
+    assert exported.languages == LANGUAGES
+    signature = exported.loaded.signatures["serving_default"]
+    assert sorted(signature.structured_input_signature[1]) == ["target_lang", "text"]
+    for lang in LANGUAGES:
+        assert exported.translate(SENTENCES, target_lang=lang, progress=False) == (
+            translator.translate(SENTENCES, target_lang=lang, progress=False)
+        )
+    mixed = signature(text=tf.constant(SENTENCES[:2]), target_lang=tf.constant(["fr", "de"]))
+    assert [t.decode() for t in mixed["translation"].numpy()] == [
+        translator.translate(SENTENCES[:1], target_lang="fr", progress=False)[0],
+        translator.translate(SENTENCES[1:2], target_lang="de", progress=False)[0],
+    ]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="translates into de, en, fr"):
+        signature(text=tf.constant(["x"]), target_lang=tf.constant(["cs"]))
+    with pytest.raises(UnknownLanguageError, match="'cs'"):
+        exported.translate(SENTENCES, target_lang="cs")
+    attention = exported.loaded.signatures["cross_attention"](
+        text=tf.constant(SENTENCES[:1]), target_lang=tf.constant(["fr"])
+    )
+    assert attention["source_pieces"].numpy()[0][:2].tolist() == [b"\xe2\x96\x81", b"<2fr>"]
+
+
+def test_ctranslate2_reads_the_tagged_source_as_our_model_does(
+    workdir, translator, tiny_multilingual_ctranslate2
+):
+    exported = CTranslate2Translator(tiny_multilingual_ctranslate2)
+    assert exported.languages == LANGUAGES
+    ours = translator.translate(SENTENCES, target_lang="fr", progress=False)
+    theirs = exported.translate(SENTENCES, target_lang="fr", progress=False)
+    assert not any("<2" in t for t in theirs)
+    # Scores of our translations given the tagged source: the same under both runtimes.
+    model, tokenizer = build_workdir_model(workdir)
+    restore_model(model, workdir, "latest")
+    sources = [exported.tokenizer.encode(f"<2fr> {s}", out_type=str) for s in SENTENCES]
+    targets = [exported.tokenizer.encode(t, out_type=str) for t in ours]
+    scored = ctranslate2.Translator(tiny_multilingual_ctranslate2).score_batch(sources, targets)
+    for source, target, result in zip(sources, targets, scored, strict=True):
+        source_ids = tf.constant([[tokenizer_id(tokenizer, p) for p in source] + [3]])
+        target_ids = [tokenizer_id(tokenizer, p) for p in target] + [3]
+        logits = model((source_ids, tf.constant([[2, *target_ids[:-1]]])))
+        expected = tf.gather(tf.nn.log_softmax(logits[0]), target_ids, batch_dims=1).numpy()
+        np.testing.assert_allclose(result.log_probs, expected, atol=1e-4)
+    # Greedy search in both: the same translations, but where a near-tie of this 60-step model
+    # tips the other way.
+    assert sum(a == b for a, b in zip(ours, theirs, strict=True)) >= 2
+    with pytest.raises(UnknownLanguageError, match="'cs'"):
+        exported.translate(SENTENCES, target_lang="cs")
+
+
+def tokenizer_id(tokenizer: Tokenizer, piece: str) -> int:
+    pieces = tokenizer.id_to_piece(tf.range(tokenizer.vocab_size)).numpy().tolist()
+    return pieces.index(piece.encode())
+
+
+def test_translate_script_takes_a_target_language_and_switches_it_interactively(
+    workdir, translator, tiny_multilingual_saved_model
+):
+    expected = {
+        lang: translator.translate(SENTENCES[:1], target_lang=lang, progress=False)[0]
+        for lang in LANGUAGES
+    }
+    for flag in (f"--workdir={workdir}", f"--saved_model={tiny_multilingual_saved_model}"):
+        completed = run_in_process(
+            "translate.py", flag, "--input=-", "--target_lang=fr", stdin=SENTENCES[0] + "\n"
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert completed.stdout == expected["fr"] + "\n"
+    completed = run_in_process(
+        "translate.py",
+        f"--workdir={workdir}",
+        "--target_lang=de",
+        stdin=f"{SENTENCES[0]}\n:lang fr\n{SENTENCES[0]}\n:lang cs\n{SENTENCES[0]}\n",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == [
+        f"> {expected['de']}",
+        f"> > {expected['fr']}",
+        f"> > {expected['fr']}",
+        "> ",
+    ]
+    assert "Translating into fr." in completed.stderr
+    assert "error: Unknown target language 'cs': this model translates into de, en, fr." in (
+        completed.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            (),
+            "This model translates into 3 languages (de, en, fr): choose one as the target "
+            "language.",
+        ),
+        (
+            ("--target_lang=cs",),
+            "Unknown target language 'cs': this model translates into de, en, fr.",
+        ),
+    ],
+)
+def test_translate_script_without_a_known_target_language_is_one_line(workdir, flags, message):
+    completed = run_in_process(
+        "translate.py", f"--workdir={workdir}", "--input=-", *flags, stdin="Ein Hund.\n"
+    )
+    assert completed.returncode == 1
+    assert completed.stderr.strip().splitlines()[-1] == f"error: {message}"
+
+
+def test_evaluate_scores_every_direction_in_a_table(workdir, translator):
+    completed = run_in_process(
+        "evaluate.py", f"--workdir={workdir}", "--split=validation", "--checkpoint=latest"
+    )
+    assert completed.returncode == 0, completed.stderr
+    table = completed.stdout.split("validation, beam 1:\n")[1].splitlines()
+    assert table[0] == "| direction | BLEU | lower-cased BLEU | chrF2 | tokenized BLEU |"
+    assert [row.split(" | ")[0] for row in table[2:7]] == [
+        f"| {d}" for d in MULTILINGUAL_DIRECTIONS
+    ] + ["| mean"]
+    assert tf.io.gfile.exists(f"{workdir}/eval/validation.directions.md")
+    one = run_in_process(
+        "evaluate.py",
+        f"--workdir={workdir}",
+        "--split=validation",
+        "--checkpoint=latest",
+        "--direction=de-fr",
+    )
+    assert one.returncode == 0, one.stderr
+    de_fr = [row for row in table if row.startswith("| de-fr |")][0]
+    assert one.stdout.splitlines()[-1] == de_fr
+    bad = run_in_process("evaluate.py", f"--workdir={workdir}", "--direction=fr-de")
+    assert bad.returncode == 1
+    assert "'fr-de' is not a direction of" in bad.stderr

@@ -23,6 +23,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 from serving.errors import bad_request
 from serving.registry import ServedModel, Signature, model_version_dir
 
+_ASSERTION = "assertion failed: "
 _CLIENT_ERRORS = (
     tf.errors.InvalidArgumentError,
     tf.errors.OutOfRangeError,
@@ -87,10 +88,24 @@ def _numpy_function(
         try:
             outputs = function(**tensors)
         except _CLIENT_ERRORS as error:
-            raise bad_request(error.message) from None
+            raise bad_request(_client_message(error.message)) from None
         return {name: output.numpy() for name, output in outputs.items()}
 
     return run
+
+
+def _client_message(message: str) -> str:
+    """The model's own words: an in-graph assertion's message on one line (the graph's failing
+    node and call stack left out), else TensorFlow's message.
+
+    Example:
+        >>> _client_message("Graph execution error:\n\nassertion failed: [Unknown] [cs]\n\t [[A]]")
+        'Unknown cs'
+    """
+    for line in message.splitlines():
+        if line.startswith(_ASSERTION):
+            return line[len(_ASSERTION) :].replace("[", "").replace("]", "").strip()
+    return message
 
 
 def _signature_defs(directory: str) -> dict[str, dict]:

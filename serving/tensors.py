@@ -103,7 +103,9 @@ def _row_columns(instances: object, input_names: Sequence[str]) -> dict[str, lis
         elif len(input_names) == 1:
             columns[input_names[0]].append(_text(instance, where))
         else:
-            raise bad_request(f"{where} must be an object naming the inputs")
+            raise bad_request(
+                f"{where} must be an object naming the inputs {', '.join(input_names)}"
+            )
     return columns
 
 
@@ -113,7 +115,7 @@ def _columnar_columns(inputs: object, input_names: Sequence[str]) -> dict[str, l
     elif len(input_names) == 1:
         values = {input_names[0]: inputs}
     else:
-        raise bad_request("'inputs' must be an object naming the inputs")
+        raise bad_request(f"'inputs' must be an object naming the inputs {', '.join(input_names)}")
     columns = {}
     for name in input_names:
         column = values[name]

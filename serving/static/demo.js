@@ -152,6 +152,9 @@ async function showAttention(model, sentence, item) {
     const sourcePieces = source_pieces.filter((piece) => piece);
     const targetPieces = target_pieces.filter((piece) => piece);
     caption.textContent = `“${sentence}”: rows are the output pieces, columns the source pieces.`;
+    if (languagesByModel[model].length) {
+      caption.textContent += ` The source begins with the tag of the target language (<2${languageSelect.value}>).`;
+    }
     if (runtimeByModel[model] === "CTranslate2") {
       caption.textContent +=
         " CTranslate2 returns one head: the first of the last layer (its alignment head).";

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from serving.ctranslate2_model import load_ctranslate2_model
 from serving.saved_model import load_saved_model
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; scripts/test.sh installs it when missing
@@ -97,4 +98,55 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     expect(maps.first.locator("tbody th")).to_have_text(targets)
     if os.environ.get("SERVE_DEMO_SCREENSHOT") and model == "de-en":
         page.screenshot(path=os.environ["SERVE_DEMO_SCREENSHOT"], full_page=True)
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def multilingual_demo(
+    request,
+    start_server,
+    tiny_multilingual_saved_model,
+    tiny_multilingual_ctranslate2,
+    shout_saved_model,
+):
+    """The URL of serve.py serving the tiny multilingual model (multi, multi-ct2) and shout."""
+    process, url = start_server(
+        f"--saved_model=multi={tiny_multilingual_saved_model},shout={shout_saved_model}",
+        f"--ctranslate2=multi-ct2={tiny_multilingual_ctranslate2}",
+        "--ctranslate2_threads=1",
+    )
+    request.addfinalizer(lambda: (process.terminate(), process.communicate(timeout=60)))
+    return url
+
+
+@pytest.mark.parametrize("model", ["multi", "multi-ct2"])
+def test_the_target_language_selector_switches_the_translation(
+    browser, multilingual_demo, tiny_multilingual_saved_model, tiny_multilingual_ctranslate2, model
+):
+    if model == "multi":
+        loaded = load_saved_model(model, tiny_multilingual_saved_model)
+    else:
+        loaded = load_ctranslate2_model(model, tiny_multilingual_ctranslate2, threads=1)
+    expected = {
+        lang: loaded.signature("serving_default")([lang], [SENTENCE])["translation"][0].decode()
+        for lang in ("de", "fr")
+    }
+    assert expected["de"] != expected["fr"]  # else the switch could not be seen
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{multilingual_demo}/")
+    expect(page.locator(f"#model option[value='{model}']")).to_have_count(1)
+    page.select_option("#model", "shout")
+    expect(page.locator("#target-lang")).to_be_hidden()  # one target language: no selector
+    page.select_option("#model", model)
+    expect(page.locator("#target-lang option")).to_have_text(["de", "en", "fr"])
+    page.select_option("#target-lang", "fr")
+    page.locator("#source").press_sequentially(SENTENCE)
+    page.locator("#source").press("Enter")
+    expect(page.locator("#translations .translation")).to_have_text([expected["fr"]])
+    expect(page.locator("#attention-caption")).to_contain_text("<2fr>")
+    maps = page.locator("#heatmaps figure.heatmap")
+    expect(maps.first.locator("thead th").nth(2)).to_have_text("<2fr>")  # after "", "▁"
+    page.select_option("#target-lang", "de")  # translates again, into German
+    expect(page.locator("#translations .translation")).to_have_text([expected["de"]])
+    expect(maps.first.locator("thead th").nth(2)).to_have_text("<2de>")
     page.close()

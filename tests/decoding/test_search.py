@@ -40,8 +40,7 @@ def test_works_in_a_graph_of_unknown_batch_and_source_length(make_model, sources
     )
 
 
-@pytest.mark.parametrize("beam_size", [1, 4])
-@pytest.mark.parametrize("dynamic_shapes", [False, True])
+@pytest.mark.parametrize(("beam_size", "dynamic_shapes"), [(1, False), (4, True)])
 def test_forbidden_ids_are_never_written_even_when_the_model_prefers_them(
     make_model, sources, beam_size, dynamic_shapes
 ):

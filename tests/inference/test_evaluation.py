@@ -21,9 +21,16 @@ class Oracle:
     def __init__(self, pairs: Sequence[tuple[str, str]]):
         self._translations = dict(pairs)
 
+    languages = ()
+
     def translate(
-        self, sentences: Sequence[str], batch_size: int = 64, progress: bool = True
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = True,
+        target_lang: str | None = None,
     ) -> list[str]:
+        assert target_lang is None
         return [self._translations[sentence] for sentence in sentences]
 
     def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:

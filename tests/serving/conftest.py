@@ -114,12 +114,21 @@ def limits():
 
 
 @pytest.fixture(scope="session")
-def server(tiny_saved_model, shout_saved_model, tiny_ctranslate2, limits) -> Iterator[str]:
-    """serve.py with de-en (the tiny model, given by its base directory: version 7), shout and
-    de-en-ct2 (the tiny model's CTranslate2 export), with ``limits``; yields its URL."""
+def server(
+    tiny_saved_model,
+    shout_saved_model,
+    tiny_ctranslate2,
+    tiny_multilingual_saved_model,
+    tiny_multilingual_ctranslate2,
+    limits,
+) -> Iterator[str]:
+    """serve.py with de-en (the tiny model, given by its base directory: version 7), shout,
+    de-en-ct2 (the tiny model's CTranslate2 export), and multi and multi-ct2 (the tiny
+    multilingual model's exports), with ``limits``; yields its URL."""
     process, url = _start_server(
-        f"--saved_model=de-en={Path(tiny_saved_model).parent},shout={shout_saved_model}",
-        f"--ctranslate2=de-en-ct2={tiny_ctranslate2}",
+        f"--saved_model=de-en={Path(tiny_saved_model).parent},shout={shout_saved_model},"
+        f"multi={tiny_multilingual_saved_model}",
+        f"--ctranslate2=de-en-ct2={tiny_ctranslate2},multi-ct2={tiny_multilingual_ctranslate2}",
         "--ctranslate2_threads=1",
         *(f"--{field}={value}" for field, value in dataclasses.asdict(limits).items()),
         "--batch_timeout_micros=5000",

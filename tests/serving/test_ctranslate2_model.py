@@ -64,6 +64,7 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
                 "version": 7,
                 "runtime": "CTranslate2",
                 "signatures": ["cross_attention", "serving_default"],
+                "languages": [],
             }
         ]
     }

@@ -101,27 +101,9 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     page.close()
 
 
-@pytest.fixture(scope="module")
-def multilingual_demo(
-    request,
-    start_server,
-    tiny_multilingual_saved_model,
-    tiny_multilingual_ctranslate2,
-    shout_saved_model,
-):
-    """The URL of serve.py serving the tiny multilingual model (multi, multi-ct2) and shout."""
-    process, url = start_server(
-        f"--saved_model=multi={tiny_multilingual_saved_model},shout={shout_saved_model}",
-        f"--ctranslate2=multi-ct2={tiny_multilingual_ctranslate2}",
-        "--ctranslate2_threads=1",
-    )
-    request.addfinalizer(lambda: (process.terminate(), process.communicate(timeout=60)))
-    return url
-
-
 @pytest.mark.parametrize("model", ["multi", "multi-ct2"])
 def test_the_target_language_selector_switches_the_translation(
-    browser, multilingual_demo, tiny_multilingual_saved_model, tiny_multilingual_ctranslate2, model
+    browser, server, tiny_multilingual_saved_model, tiny_multilingual_ctranslate2, model
 ):
     if model == "multi":
         loaded = load_saved_model(model, tiny_multilingual_saved_model)
@@ -133,7 +115,7 @@ def test_the_target_language_selector_switches_the_translation(
     }
     assert expected["de"] != expected["fr"]  # else the switch could not be seen
     page = browser.new_page(viewport={"width": 1100, "height": 900})
-    page.goto(f"{multilingual_demo}/")
+    page.goto(f"{server}/")
     expect(page.locator(f"#model option[value='{model}']")).to_have_count(1)
     page.select_option("#model", "shout")
     expect(page.locator("#target-lang")).to_be_hidden()  # one target language: no selector

@@ -23,10 +23,11 @@ def models(tiny_multilingual_saved_model, tiny_multilingual_ctranslate2):
     ]
 
 
-@pytest.fixture(scope="module", params=[True, False], ids=["batching", "no batching"])
-def client(request, models, limits):
+@pytest.fixture(scope="module")
+def client(models, limits):
+    """Batching on: rows of several requests, in several languages, run as one batch."""
     app = create_app(
-        ModelRegistry(models), limits, BatchingOptions(request.param, batch_timeout_micros=1000)
+        ModelRegistry(models), limits, BatchingOptions(True, batch_timeout_micros=1000)
     )
     with TestClient(app) as client:
         yield client

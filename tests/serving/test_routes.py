@@ -90,12 +90,14 @@ def test_status_and_metadata(client, tiny_served):
                 "version": 7,
                 "runtime": "SavedModel",
                 "signatures": ["cross_attention", "serving_default"],
+                "languages": [],
             },
             {
                 "name": "shout",
                 "version": 1,
                 "runtime": "SavedModel",
                 "signatures": ["serving_default"],
+                "languages": [],
             },
         ]
     }

@@ -45,27 +45,27 @@ def main(argv: list[str]) -> None:
     config = load_config(workdir)
     split = _SPLIT.value or config.data.test_split
     output_dir = f"{workdir}/eval" + ("/ensemble" if _TRANSLATOR.ensemble.value else "")
+    data_name = _DATA.value or config.data.name
+    data_dir = config.data.data_dir or None
+    directions = direction_names(data_name, _DIRECTION.value, split)  # checked before loading
     if _CTRANSLATE2.directory.value:
         translator = _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
         name = os.path.basename(os.path.normpath(_CTRANSLATE2.directory.value))
         output_dir = f"{workdir}/eval/ctranslate2-{name}"
         print(
             f"Evaluating CTranslate2 export {_CTRANSLATE2.directory.value} on "
-            f"{_DATA.value or config.data.name} {split} (beam {translator.beam_size}, "
+            f"{data_name} {split} (beam {translator.beam_size}, "
             f"CTranslate2 length penalty {translator.length_penalty})."
         )
     else:
         translator, checkpoint = _TRANSLATOR.load()
         print(
-            f"Evaluating {checkpoint} on {_DATA.value or config.data.name} {split} "
+            f"Evaluating {checkpoint} on {data_name} {split} "
             f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
         )
-    data_name = _DATA.value or config.data.name
-    data_dir = config.data.data_dir or None
-    if not translator.languages and not _DIRECTION.value:
+    if directions is None:
         print(evaluate_split(translator, data_name, split, output_dir, data_dir).report())
         return
-    directions = direction_names(data_name, _DIRECTION.value or "all", split)
     results = {}
     for label, direction_data in directions.items():
         print(f"== {label}", flush=True)

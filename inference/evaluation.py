@@ -132,9 +132,10 @@ def evaluate_split(
     )
 
 
-def direction_names(data_name: str, direction: str, split: str) -> dict[str, str]:
+def direction_names(data_name: str, direction: str | None, split: str) -> dict[str, str] | None:
     """The directions ``--direction`` names in the multilingual data set ``data_name``, each
-    with its own data set name: one (``"de-fr"``) or every one that has ``split`` (``"all"``).
+    with its own data set name: one (``"de-fr"``) or every one that has ``split`` (``"all"``,
+    or None); None for a data set of one language pair without ``direction``.
 
     Example:
         >>> direction_names("multi30k/multilingual", "de-fr", "test2016")
@@ -142,10 +143,12 @@ def direction_names(data_name: str, direction: str, split: str) -> dict[str, str
     """
     data = multilingual.parse(data_name)
     if data is None:
+        if direction is None:
+            return None
         raise ConfigError(
             f"--direction is for a multilingual model; {data_name!r} is one language pair."
         )
-    if direction == "all":
+    if direction in (None, "all"):
         chosen = [d for d in data.directions if split in data.splits(d)]
     else:
         chosen = [multilingual.parse_direction(direction, "--direction")]

@@ -67,6 +67,20 @@ def ctranslate2_served(tiny_ctranslate2):
     return load_ctranslate2_model("de-en-ct2", tiny_ctranslate2, threads=1)
 
 
+@pytest.fixture(scope="session")
+def multilingual_served(tiny_multilingual_saved_model):
+    from serving.saved_model import load_saved_model
+
+    return load_saved_model("multi", tiny_multilingual_saved_model)
+
+
+@pytest.fixture(scope="session")
+def multilingual_ctranslate2_served(tiny_multilingual_ctranslate2):
+    from serving.ctranslate2_model import load_ctranslate2_model
+
+    return load_ctranslate2_model("multi-ct2", tiny_multilingual_ctranslate2, threads=1)
+
+
 def _translate_directly(served, sentences: list[str]) -> list[str]:
     outputs = served.signature("serving_default")(sentences)["translation"]
     return [output.decode("utf-8", errors="replace") for output in outputs]

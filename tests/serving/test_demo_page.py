@@ -12,7 +12,6 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
-from serving.ctranslate2_model import load_ctranslate2_model
 from serving.saved_model import load_saved_model
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; scripts/test.sh installs it when missing
@@ -102,13 +101,9 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
 
 
 @pytest.mark.parametrize("model", ["multi", "multi-ct2"])
-def test_the_target_language_selector_switches_the_translation(
-    browser, server, tiny_multilingual_saved_model, tiny_multilingual_ctranslate2, model
-):
-    if model == "multi":
-        loaded = load_saved_model(model, tiny_multilingual_saved_model)
-    else:
-        loaded = load_ctranslate2_model(model, tiny_multilingual_ctranslate2, threads=1)
+def test_the_target_language_selector_switches_the_translation(browser, server, request, model):
+    served = "multilingual_served" if model == "multi" else "multilingual_ctranslate2_served"
+    loaded = request.getfixturevalue(served)
     expected = {
         lang: loaded.signature("serving_default")([lang], [SENTENCE])["translation"][0].decode()
         for lang in ("de", "fr")

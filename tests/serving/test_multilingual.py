@@ -4,23 +4,17 @@ target language, in TF Serving's row and columnar forms; an unknown language is 
 import pytest
 from starlette.testclient import TestClient
 
-from inference.export import SavedModelTranslator
 from serving.app import create_app
 from serving.batching import BatchingOptions
-from serving.ctranslate2_model import load_ctranslate2_model
 from serving.registry import ModelRegistry
-from serving.saved_model import load_saved_model
 
 SENTENCES = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball.", "Ja"]
 LANGUAGES = ["fr", "de", "fr"]
 
 
 @pytest.fixture(scope="module")
-def models(tiny_multilingual_saved_model, tiny_multilingual_ctranslate2):
-    return [
-        load_saved_model("multi", tiny_multilingual_saved_model),
-        load_ctranslate2_model("multi-ct2", tiny_multilingual_ctranslate2, threads=1),
-    ]
+def models(multilingual_served, multilingual_ctranslate2_served):
+    return [multilingual_served, multilingual_ctranslate2_served]
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +28,11 @@ def client(models, limits):
 
 
 @pytest.fixture(scope="module")
-def expected(tiny_multilingual_saved_model) -> list[str]:
-    """Each sentence translated into its language by the exported model, one at a time."""
-    translator = SavedModelTranslator(tiny_multilingual_saved_model)
+def expected(multilingual_served) -> list[str]:
+    """Each sentence translated into its language by the SavedModel, one at a time."""
+    serve = multilingual_served.signature("serving_default")  # columns: target_lang, text
     return [
-        translator.translate([sentence], target_lang=lang, progress=False)[0]
+        serve([lang], [sentence])["translation"][0].decode()
         for sentence, lang in zip(SENTENCES, LANGUAGES, strict=True)
     ]
 

@@ -146,6 +146,11 @@ def load_translator() -> Translator:
 def main(argv: list[str]) -> None:
     del argv
     translator = load_translator()
+    if translator.languages and _TARGET_LANG.value is None:
+        sys.exit(
+            f"error: this model translates into {', '.join(translator.languages)}: choose one "
+            "with --target_lang."
+        )
     target_lang = check_language(_TARGET_LANG.value, translator.languages)
     if _INPUT.value is None:
         interactive(translator, target_lang)

@@ -193,8 +193,7 @@ def test_translate_script_takes_a_target_language_and_switches_it_interactively(
     [
         (
             (),
-            "This model translates into 3 languages (de, en, fr): choose one as the target "
-            "language.",
+            "this model translates into de, en, fr: choose one with --target_lang.",
         ),
         (
             ("--target_lang=cs",),

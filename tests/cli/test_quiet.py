@@ -25,6 +25,7 @@ from tests.script_runner import REPO_ROOT
         b"with the appropriate compiler flags.",
         b"normalizer.cc(51) LOG(INFO) precompiled_charsmap is empty. use identity normalization.",
         b"INFO:tensorflow:Assets written to: /tmp/run/.saved_model.tmp-4_3qtdal/assets",
+        b"\t [[{{function_node __inference__translate_to_16526}}{{node Assert/Assert}}]]",
     ],
 )
 def test_tensorflow_start_up_lines_are_noise(line):

@@ -154,7 +154,8 @@ def validation_sets(
     for direction, splits in by_direction.items():
         if split in splits:
             sources, references = _sides(splits[split].take(limit))
-            sets.append(ValidationSet("-".join(direction), sources, references, direction[1]))
+            label = data_pipeline.multilingual.direction_label(direction)
+            sets.append(ValidationSet(label, sources, references, direction[1]))
     return sets
 
 

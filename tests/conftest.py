@@ -29,10 +29,33 @@ tf.config.set_logical_device_configuration(
 def pytest_collection_modifyitems(items):
     """Marks ``slow`` every test that needs ``tfds_dir`` (Multi30k prepared, ``tiny_run``
     trained on it: tens of seconds), so that ``-m "not slow"`` leaves them out without a mark
-    on each."""
+    on each; then orders the modules for two pytest-xdist processes (see ``_two_queue_order``).
+    """
     for item in items:
         if "tfds_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+    items[:] = _two_queue_order(items)
+
+
+def _two_queue_order(items):
+    """The modules that need ``tiny_run`` first and those that need ``tiny_multilingual_run``
+    from the middle: pytest-xdist's worksteal gives each of two processes one half of the list
+    to start with, so the two runs train at once instead of one process waiting on the other's
+    lock. A module's tests stay together (its fixtures are set up once)."""
+    modules = {}
+    for item in items:
+        modules.setdefault(item.module.__name__, []).append(item)
+
+    def needs(module_items, fixture):
+        return any(fixture in getattr(item, "fixturenames", ()) for item in module_items)
+
+    first = [m for m in modules.values() if needs(m, "tiny_run")]
+    middle = [m for m in modules.values() if m not in first and needs(m, "tiny_multilingual_run")]
+    rest = [m for m in modules.values() if m not in first and m not in middle]
+    ordered = [item for module in first for item in module]
+    while rest and len(ordered) + len(rest[0]) <= len(items) // 2:
+        ordered += rest.pop(0)
+    return ordered + [item for module in middle + rest for item in module]
 
 
 @pytest.fixture(autouse=True)

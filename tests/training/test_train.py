@@ -123,44 +123,36 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     for suffix in (".index", ".data-00000-of-00001"):
         Path(workdir, "checkpoints", f"ckpt-{saved + 5}{suffix}").write_bytes(b"\0half")
 
-    # The rerun (here in-process: train.py runs nothing but trainer.train) resumes from it.
+    # The rerun (here in-process: train.py runs nothing but trainer.train) resumes from it, and
+    # the disk fills up while it writes its first checkpoint: one line, and after space is
+    # freed the next rerun resumes from the same checkpoint.
     config = tiny_config(small_corpus, steps=40, checkpoint_every=5, eval_every=1000)
-    capsys.readouterr()
-    assert trainer.train(config, workdir).step == 40
-    output = capsys.readouterr().out
-    assert f"Resuming from checkpoint {workdir}/checkpoints/ckpt-{saved} at step {saved}." in (
-        output
-    ), output
-    assert latest_step(workdir) == 40
-
-    # The disk fills up while checkpoint 15 is written: one line, and after space is freed
-    # the rerun resumes from checkpoint 10.
-    full = new_workdir(tmp_path, tiny_tokenizer, "full")
-    checkpoint_15 = os.path.join(full, "checkpoints", "ckpt-15")
+    refused = os.path.join(workdir, "checkpoints", f"ckpt-{saved + 5}")
     real_save = tf.train.CheckpointManager.save
 
     def save(manager, checkpoint_number=None, **kwargs):
-        if checkpoint_number == 15:
-            full_disk(checkpoint_15)()
+        if checkpoint_number == saved + 5:
+            full_disk(refused)()
         return real_save(manager, checkpoint_number, **kwargs)
 
     monkeypatch.setattr(tf.train.CheckpointManager, "save", save)
-    with pytest.raises(StorageError) as raised:
-        trainer.train(config, full)
-    assert str(raised.value) == (
-        f"No space left on the device while writing {checkpoint_15}; the last complete "
-        f"checkpoint, {full}/checkpoints/ckpt-10, is intact and a rerun resumes from it. Free "
-        "some space there, then rerun the same command."
-    )
-    assert latest_step(full) == 10 and not Path(f"{checkpoint_15}_temp").exists()
-    monkeypatch.undo()
     capsys.readouterr()
-    assert trainer.train(config, full).step == 40
-    assert f"Resuming from checkpoint {full}/checkpoints/ckpt-10 at step 10." in (
-        capsys.readouterr().out
+    with pytest.raises(StorageError) as raised:
+        trainer.train(config, workdir)
+    resuming = f"Resuming from checkpoint {workdir}/checkpoints/ckpt-{saved} at step {saved}."
+    assert resuming in capsys.readouterr().out
+    assert str(raised.value) == (
+        f"No space left on the device while writing {refused}; the last complete "
+        f"checkpoint, {workdir}/checkpoints/ckpt-{saved}, is intact and a rerun resumes from it. "
+        "Free some space there, then rerun the same command."
     )
+    assert latest_step(workdir) == saved and not Path(f"{refused}_temp").exists()
+    monkeypatch.undo()
+    assert trainer.train(config, workdir).step == 40
+    assert resuming in capsys.readouterr().out
+    assert latest_step(workdir) == 40
 
-    # Both resumed runs are the uninterrupted run: same data position, step and learning rate.
+    # The resumed run is the uninterrupted run: same data position, step and learning rate.
     reference = new_workdir(tmp_path, tiny_tokenizer, "reference")
     trainer.train(config, reference)
     reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-40"))
@@ -170,15 +162,14 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
         if name.startswith("model/") or "iterations" in name or "learning_rate" in name
     ]
     assert any("iterations" in name for name in names)
-    for resumed in (workdir, full):
-        resumed_weights = tf.train.load_checkpoint(os.path.join(resumed, "checkpoints", "ckpt-40"))
-        for name in names:
-            np.testing.assert_allclose(
-                resumed_weights.get_tensor(name),
-                reference_weights.get_tensor(name),
-                atol=1e-5,
-                err_msg=f"{resumed}: {name}",
-            )
+    resumed_weights = tf.train.load_checkpoint(os.path.join(workdir, "checkpoints", "ckpt-40"))
+    for name in names:
+        np.testing.assert_allclose(
+            resumed_weights.get_tensor(name),
+            reference_weights.get_tensor(name),
+            atol=1e-5,
+            err_msg=name,
+        )
 
 
 def truncate(path: Path, size: int = 0) -> None:
@@ -263,15 +254,14 @@ def test_a_work_directory_that_cannot_be_written_stops_the_run_at_once(
 
 
 def test_mirrored_two_devices_matches_one_device(small_corpus, tiny_tokenizer, tmp_path):
+    # The training steps alone: checkpoints and validation are the same code under either.
     assert len(tf.config.list_logical_devices("CPU")) == 2  # set up in tests/conftest.py
     losses = {}
     for distribution in ("default", "mirrored"):
-        config = tiny_config(
-            small_corpus, steps=6, log_every=1, eval_every=1000, distribution=distribution
-        )
-        result = trainer.train(config, new_workdir(tmp_path, tiny_tokenizer, distribution))
-        losses[distribution] = [loss for _, loss in result.train_losses]
-    assert len(losses["mirrored"]) == 6
+        config = tiny_config(small_corpus, distribution=distribution)
+        run = trainer._Trainer(config, new_workdir(tmp_path, tiny_tokenizer, distribution))
+        losses[distribution] = [float(run.train_step(run.iterator)[0]) for _ in range(4)]
+    assert run.strategy.num_replicas_in_sync == 2
     np.testing.assert_allclose(losses["mirrored"], losses["default"], rtol=1e-4)
 
 

@@ -10,7 +10,8 @@ gives the data set) and the files go under ``DIR/eval/ctranslate2-<EXPORT's name
 
 A multilingual model is scored one direction at a time: ``--direction=de-fr``, or
 ``--direction=all`` (the default for one) for every direction that has the split, with a table
-of their scores (also written to ``DIR/eval/<split>.directions.md``).
+of their scores (also written to ``DIR/eval/<split>.directions.md``); on a data set of one
+language pair (``--data=multi30k/de-fr``) it translates into that pair's target language.
 """
 
 import os
@@ -21,6 +22,7 @@ from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
+from data_pipeline import language_pair
 from inference.evaluation import direction_names, directions_table, evaluate_split
 from rundir.config import load_config
 
@@ -63,8 +65,12 @@ def main(argv: list[str]) -> None:
             f"Evaluating {checkpoint} on {data_name} {split} "
             f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
         )
-    if directions is None:
-        print(evaluate_split(translator, data_name, split, output_dir, data_dir).report())
+    if directions is None:  # one language pair: a multilingual model translates into its target
+        target_lang = language_pair(data_name, data_dir)[1] if translator.languages else None
+        result = evaluate_split(
+            translator, data_name, split, output_dir, data_dir, target_lang=target_lang
+        )
+        print(result.report())
         return
     results = {}
     for label, direction_data in directions.items():

@@ -207,7 +207,8 @@ def _load_multilingual_training_split(
             return tf.reduce_any(label == wanted)
 
         examples = examples.filter(wanted_direction)
-        count = len(data.directions) * multi30k.SPLIT_SIZES[split]
+        # Each direction of a split has the same pairs (a slice of it about as many).
+        count = count * len(data.directions) // len(multi30k.directions_for(split.split("[")[0]))
     pairs = examples.map(
         lambda e: (multilingual.tag_in_graph(e["source"], e["target_language"]), e["target"]),
         num_parallel_calls=tf.data.AUTOTUNE,

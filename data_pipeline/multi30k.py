@@ -75,13 +75,6 @@ SPLIT_PREFIXES = {
     "test2017": "test_2017_flickr",
     "mscoco2017": "test_2017_mscoco",
 }
-SPLIT_SIZES = {
-    "train": 29_000,
-    "validation": 1_014,
-    "test2016": 1_000,
-    "test2017": 1_000,
-    "mscoco2017": 461,
-}
 _NO_CZECH = ("test2017", "mscoco2017")
 
 # SHA-256 of every published raw file (multi30k/dataset at COMMIT, data/task1/raw/).
@@ -286,7 +279,6 @@ class Multi30kMultilingualConfig(tfds.core.BuilderConfig):
             description="Multi30k task 1, every direction among en, de, fr and cs.",
             **kwargs,
         )
-        self.directions = DIRECTIONS
 
 
 def directions_for(split: str) -> list[tuple[str, str]]:

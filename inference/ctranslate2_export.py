@@ -269,9 +269,9 @@ def export_with_length_penalty(
     config = load_config(workdir)
     split = config.data.validation_split
     sources, references = read_split(config.data.name, split, config.data.data_dir or None)
-    directions = multilingual.parse(config.data.name)
-    if directions is not None:  # every direction, one after another: a sample of each
-        stride = len(directions.directions)
+    data = multilingual.parse(config.data.name)
+    if data is not None:  # every direction, one after another: a sample of each
+        stride = len(data.directions)
         sources, references = sources[::stride], references[::stride]
     path = export_ctranslate2(translator, output_dir, quantization)
     best, scores = choose_length_penalty(path, sources, references, progress=progress)

@@ -149,7 +149,9 @@ def direction_names(data_name: str, direction: str | None, split: str) -> dict[s
             f"--direction is for a multilingual model; {data_name!r} is one language pair."
         )
     if direction in (None, "all"):
-        chosen = [d for d in data.directions if split in data.splits(d)]
+        chosen = [d for d in data.directions if split.split("[")[0] in data.splits(d)]
+        if not chosen:
+            raise ConfigError(f"No direction of {data_name!r} has the split {split!r}.")
     else:
         chosen = [multilingual.parse_direction(direction, "--direction")]
         if chosen[0] not in data.directions:

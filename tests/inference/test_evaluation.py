@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import data_pipeline as dp
-from inference.evaluation import evaluate_split
+from common.errors import ConfigError
+from inference.evaluation import direction_names, evaluate_split
 from inference.multi30k_bleu import LABEL
 
 
@@ -83,3 +84,12 @@ def test_other_data_sets_get_no_tokenized_bleu(tmp_path):
         f"text:{corpus}:de-en.test.beam1.hyp".replace("/", "_"),
         f"text:{corpus}:de-en.test.ref".replace("/", "_"),
     ]
+
+
+def test_direction_names_reads_a_sliced_split_and_refuses_one_no_direction_has():
+    names = direction_names("multi30k/multilingual", "all", "test2017[:10]")
+    assert len(names) == 6 and names["de-fr"] == "multi30k/de-fr"  # no Czech in test2017
+    assert direction_names("multi30k/de-en", None, "test2016") is None
+    czech = "multi30k/en-cs,multi30k/de-cs"
+    with pytest.raises(ConfigError, match=f"No direction of '{czech}' has the split 'test2017'"):
+        direction_names(czech, "all", "test2017")

@@ -209,7 +209,7 @@ def test_translate_script_without_a_known_target_language_is_one_line(workdir, f
     assert completed.stderr.strip().splitlines()[-1] == f"error: {message}"
 
 
-def test_evaluate_scores_every_direction_in_a_table(workdir, translator):
+def test_evaluate_scores_every_direction_in_a_table(workdir, translator, small_corpus):
     completed = run_in_process(
         "evaluate.py", f"--workdir={workdir}", "--split=validation", "--checkpoint=latest"
     )
@@ -233,3 +233,17 @@ def test_evaluate_scores_every_direction_in_a_table(workdir, translator):
     bad = run_in_process("evaluate.py", f"--workdir={workdir}", "--direction=fr-de")
     assert bad.returncode == 1
     assert "'fr-de' is not a direction of" in bad.stderr
+    missing = run_in_process("evaluate.py", f"--workdir={workdir}", "--split=test2016")
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines()[-1].startswith("error: No direction of")
+
+    # A data set of one language pair: into its target language.
+    pair = run_in_process(
+        "evaluate.py",
+        f"--workdir={workdir}",
+        "--split=validation",
+        "--checkpoint=latest",
+        f"--data=text:{small_corpus}:de-fr",
+    )
+    assert pair.returncode == 0, pair.stderr
+    assert de_fr.split(" | ")[1] in pair.stdout  # the same BLEU as de-fr in the table

@@ -63,8 +63,10 @@ def write_output(path: str, text: str) -> None:
         atomic_write_text(path, text)
 
 
-def warn_truncated(translator: Translator, sentences: list[str]) -> None:
-    for warning in translator.truncation_warnings(sentences):
+def warn_truncated(translator: Translator, sentences: list[str], target_lang: str | None) -> None:
+    """Warns about each sentence longer than the model reads, counted as it reads it (tagged)."""
+    tagged = tag_sentences(sentences, target_lang, translator.languages)
+    for warning in translator.truncation_warnings(tagged):
         print(warning, file=sys.stderr)
 
 
@@ -87,7 +89,7 @@ def interactive(translator: Translator, target_lang: str | None) -> None:
             if translator.languages and line.strip().startswith(SWITCH_LANGUAGE):
                 target_lang = switch_language(line, target_lang, translator.languages)
                 continue
-            warn_truncated(translator, [line])
+            warn_truncated(translator, [line], target_lang)
             if _PLOT_ATTENTION.value:
                 from inference.attention_plot import plot_cross_attention
 
@@ -156,7 +158,7 @@ def main(argv: list[str]) -> None:
         interactive(translator, target_lang)
         return
     sentences = read_lines(_INPUT.value)
-    warn_truncated(translator, sentences)
+    warn_truncated(translator, sentences, target_lang)
     if _PLOT_ATTENTION.value and sentences:
         from inference.attention_plot import plot_cross_attention
 

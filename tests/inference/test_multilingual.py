@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from common.language_tags import UnknownLanguageError
+from common.language_tags import UnknownLanguageError, tagged
 from data_pipeline import Tokenizer
 from decoding.options import SearchOptions
 from decoding.search import decode
@@ -186,6 +186,25 @@ def test_translate_script_takes_a_target_language_and_switches_it_interactively(
     assert "error: Unknown target language 'cs': this model translates into de, en, fr." in (
         completed.stderr
     )
+
+
+def test_a_sentence_its_tag_makes_too_long_is_warned_about(workdir, translator):
+    fits_untagged = [
+        sentence
+        for sentence in ("Hund " * count for count in range(1, 100))
+        if not translator.truncation_warnings([sentence])
+        and translator.truncation_warnings([tagged(sentence, "de")])
+    ]
+    assert fits_untagged
+    completed = run_in_process(
+        "translate.py",
+        f"--workdir={workdir}",
+        "--target_lang=de",
+        "--input=-",
+        stdin=fits_untagged[0] + "\n",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "warning: sentence 1 has" in completed.stderr
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,11 @@ the tagged source goes through every search, the ensemble and CTranslate2 unchan
 never write a tag (``decoding.options.SearchOptions.forbidden_ids``).
 
 The tag is followed by a space, so the sentence's first word is segmented as it is without the
-tag. A model's languages are read from its vocabulary (:func:`languages_in_pieces`), so every
+tag. A tag written in the text itself (``"… <2de> …"``) is read as plain characters, not as a
+tag: :func:`defused` puts a space after its ``<`` (also in-graph: ``TAG_IN_TEXT`` and
+``DEFUSED_TAG`` are an RE2 pattern and rewrite), so the model reads exactly one tag.
+
+A model's languages are read from its vocabulary (:func:`languages_in_pieces`), so every
 artifact that carries the SentencePiece model (a work directory, a SavedModel, a CTranslate2
 export) knows them. This module imports nothing but the standard library.
 
@@ -23,7 +27,8 @@ from collections.abc import Iterable, Sequence
 
 from common.errors import UserError
 
-_TAG = re.compile(r"<2([a-z]{2,3})>")
+TAG_IN_TEXT, DEFUSED_TAG = r"<2([a-z]{2,3})>", r"< 2\1>"
+_TAG = re.compile(TAG_IN_TEXT)
 # A tagged source is TAG_START + language + TAG_END + text (also built in-graph from these).
 TAG_START, TAG_END = "<2", "> "
 
@@ -47,15 +52,25 @@ def tag(language: str) -> str:
     return f"<2{language}>"
 
 
+def defused(text: str) -> str:
+    """``text`` with every tag in it made plain characters (a space after its ``<``).
+
+    Example:
+        >>> defused("Say <2de> twice.")
+        'Say < 2de> twice.'
+    """
+    return _TAG.sub(DEFUSED_TAG, text)
+
+
 def tagged(text: str, language: str) -> str:
-    """``text`` with the tag of ``language`` in front (and a space after it).
+    """``text`` (:func:`defused`) with the tag of ``language`` in front (and a space after it).
 
     Example:
         >>> tagged("A dog.", "cs")
         '<2cs> A dog.'
     """
     tag(language)  # checks the code
-    return f"{TAG_START}{language}{TAG_END}{text}"
+    return f"{TAG_START}{language}{TAG_END}{defused(text)}"
 
 
 def languages_in_pieces(pieces: Iterable[str]) -> tuple[str, ...]:

@@ -45,7 +45,6 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 from absl import logging
 
-from common.language_tags import tagged
 from data_pipeline import multi30k, multilingual, prepared
 from data_pipeline import text_corpus as text_corpus_lib
 from data_pipeline.errors import DataError
@@ -192,8 +191,7 @@ def _load_multilingual_training_split(
         file_pairs = []
         for direction in data.directions:
             corpus = text_corpus_lib.TextCorpus.from_spec(data.direction_name(direction))
-            prefix = tagged("", direction[1])
-            file_pairs.append(prepared.FilePair(*corpus.files_of(split), source_prefix=prefix))
+            file_pairs.append(prepared.FilePair(*corpus.files_of(split), target_lang=direction[1]))
         prepared_split = prepared.prepare_directions(file_pairs, _prepared_root(data_dir), seed)
         return prepared_split.dataset(seed), prepared_split.pairs
     # The builder's multilingual config holds every direction, in an order mixed across them.

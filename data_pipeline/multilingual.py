@@ -28,7 +28,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from common.language_tags import TAG_END, TAG_START, tag
+from common.language_tags import DEFUSED_TAG, TAG_END, TAG_IN_TEXT, TAG_START, tag
 from data_pipeline import multi30k, text_corpus
 from data_pipeline.errors import DataError
 
@@ -140,4 +140,5 @@ def tag_in_graph(text: tf.Tensor, language: tf.Tensor) -> tf.Tensor:
         >>> tag_in_graph(tf.constant(["Ein Hund."]), tf.constant(["fr"])).numpy()
         array([b'<2fr> Ein Hund.'], dtype=object)
     """
+    text = tf.strings.regex_replace(text, TAG_IN_TEXT, DEFUSED_TAG)
     return tf.strings.join([TAG_START, language, TAG_END, text])

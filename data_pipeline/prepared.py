@@ -38,6 +38,7 @@ import tensorflow as tf
 from absl import logging
 from tqdm import tqdm
 
+from common.language_tags import tagged
 from common.storage import writing
 from data_pipeline import raw_text
 
@@ -88,7 +89,7 @@ class FilePair:
 
     source_path: str
     target_path: str
-    source_prefix: str = ""
+    target_lang: str = ""  # a multilingual corpus: each source is tagged with it
 
 
 def prepared_directory(file_pairs: list[FilePair], root: str) -> str:
@@ -100,8 +101,8 @@ def prepared_directory(file_pairs: list[FilePair], root: str) -> str:
             (os.path.abspath(p), tf.io.gfile.stat(p).length, tf.io.gfile.stat(p).mtime_nsec)
             for p in (pair.source_path, pair.target_path)
         ]
-        if pair.source_prefix:
-            key.append(pair.source_prefix)
+        if pair.target_lang:
+            key.append(tagged("", pair.target_lang))
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
     name = os.path.basename(file_pairs[0].source_path).removesuffix(".gz")
     if len(file_pairs) > 1:
@@ -127,11 +128,11 @@ def prepare(
 
 def prepare_directions(file_pairs: list[FilePair], root: str, seed: int = 0) -> PreparedSplit:
     """:func:`prepare` for several pairs of files at once (a multilingual corpus: each pair a
-    direction, its ``source_prefix`` the target-language tag), mixed together in the shards.
+    direction, its sources tagged with its ``target_lang``), mixed together in the shards.
 
     Example:
-        >>> prepare_directions([FilePair("train.de", "train.en", "<2en> "),
-        ...                     FilePair("train.en", "train.de", "<2de> ")], "/data/p").pairs
+        >>> prepare_directions([FilePair("train.de", "train.en", "en"),
+        ...                     FilePair("train.en", "train.de", "de")], "/data/p").pairs
         58000
     """
     directory = prepared_directory(file_pairs, root)
@@ -156,7 +157,7 @@ def _shard_count(file_pairs: list[FilePair]) -> int:
 def _all_pairs(file_pairs: list[FilePair]) -> Iterator[tuple[str, str]]:
     for pair in file_pairs:
         for source, target in raw_text.iter_parallel(pair.source_path, pair.target_path):
-            yield pair.source_prefix + source, target
+            yield (tagged(source, pair.target_lang) if pair.target_lang else source), target
 
 
 def _prepare(file_pairs: list[FilePair], directory: str, seed: int) -> None:

@@ -44,7 +44,7 @@ def _two_queue_order(items):
     lock. A module's tests stay together (its fixtures are set up once)."""
     modules = {}
     for item in items:
-        modules.setdefault(item.module.__name__, []).append(item)
+        modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
 
     def needs(module_items, fixture):
         return any(fixture in getattr(item, "fixturenames", ()) for item in module_items)

@@ -3,6 +3,7 @@ import pytest
 from common.language_tags import (
     UnknownLanguageError,
     check_language,
+    defused,
     languages_in_pieces,
     tag,
     tag_rows,
@@ -16,6 +17,14 @@ LANGUAGES = ("cs", "de", "en", "fr")
 def test_a_tag_is_one_piece_and_a_space_separates_it_from_the_text():
     assert tag("fr") == "<2fr>"
     assert tagged("Ein Hund.", "fr") == "<2fr> Ein Hund."
+
+
+def test_a_tag_written_in_the_text_is_made_plain_characters():
+    assert defused("Say <2de> or <2fra>, not <2d> or <3de>.") == (
+        "Say < 2de> or < 2fra>, not <2d> or <3de>."
+    )
+    assert tagged("Write <2de>.", "fr") == "<2fr> Write < 2de>."
+    assert tag_sentences(["<2de>"], "fr", LANGUAGES) == ["<2fr> < 2de>"]
 
 
 @pytest.mark.parametrize("code", ["", "F", "fra-x", "<2fr>", "français"])

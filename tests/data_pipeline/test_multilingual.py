@@ -7,8 +7,10 @@ import collections
 from pathlib import Path
 
 import pytest
+import tensorflow as tf
 
 import data_pipeline as dp
+from common.language_tags import tagged
 from data_pipeline import multi30k, multilingual
 
 DIRECTIONS = "de-en,en-de,fr-de"
@@ -50,6 +52,14 @@ def test_a_multilingual_data_set_has_no_one_language_pair():
 
 def _lines(corpus: str, split: str, lang: str) -> list[str]:
     return Path(corpus, f"{split}.{lang}").read_text(encoding="utf-8").splitlines()
+
+
+def test_tagging_in_graph_is_the_same_as_in_python():
+    texts = ["Ein Hund.", "", "Say <2de> and <2en>!", "<2fr>"]
+    languages = ["fr", "de", "cs", "en"]
+    in_graph = multilingual.tag_in_graph(tf.constant(texts), tf.constant(languages))
+    expected = [tagged(text, lang) for text, lang in zip(texts, languages, strict=True)]
+    assert [t.decode() for t in in_graph.numpy()] == expected
 
 
 def test_validation_pairs_are_every_direction_tagged_in_turn(small_corpus):

@@ -52,9 +52,12 @@ def test_training_scores_each_direction_and_picks_the_best_by_their_mean(tiny_mu
 def test_the_tag_is_one_piece_in_front_and_the_first_word_reads_as_without_it(workdir):
     tokenizer = Tokenizer.from_file(f"{workdir}/spm.model")
     plain = tokenizer.tokenize(tf.constant(["Ein Hund."]))[0].numpy().tolist()
-    tagged = tokenizer.tokenize(tf.constant(["<2fr> Ein Hund."]))[0].numpy().tolist()
+    with_tag = tokenizer.tokenize(tf.constant(["<2fr> Ein Hund."]))[0].numpy().tolist()
     tag_id = tokenizer.tag_ids[LANGUAGES.index("fr")]
-    assert tag_id in tagged and tagged[tagged.index(tag_id) + 1 :] == plain
+    assert tag_id in with_tag and with_tag[with_tag.index(tag_id) + 1 :] == plain
+    # A tag the user wrote in the text is read as characters: the model sees one tag.
+    written = tokenizer.tokenize(tf.constant([tagged("Ein <2de> Hund.", "fr")]))
+    assert [i for i in written[0].numpy() if i in tokenizer.tag_ids] == [tag_id]
 
 
 def test_the_target_language_is_chosen_and_checked(translator):

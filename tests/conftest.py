@@ -100,25 +100,51 @@ def small_corpus(multi30k_dir, tmp_path_factory) -> str:
     return str(directory)
 
 
-def _trained_once(tmp_path_factory, name: str, config):
-    """``config`` trained once per test run (in-process): ``(workdir, TrainResult)``.
+def _built_once(tmp_path_factory, name: str, build) -> Path:
+    """``build(directory)`` run once per test run; this process's own copy of the directory.
 
-    The first test process (of pytest-xdist's) to need it trains it into the directory they all
-    share, under a lock; the others wait for it. Each process gets its own copy to work in."""
-    from training import trainer
-
+    The first test process (of pytest-xdist's) to need it builds it into the directory they all
+    share, under a lock; the others wait for it and copy it. Each process gets its own copy to
+    work in."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent
-    trained, result_file = shared / f"{name}-trained", shared / f"{name}-result.json"
+    built, done = shared / f"{name}-built", shared / f"{name}.done"
     with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not result_file.exists():
-            result = trainer.train(config, str(trained))
-            result_file.write_text(json.dumps(dataclasses.asdict(result)))
-    workdir = tmp_path_factory.mktemp(name)
-    shutil.copytree(trained, workdir, dirs_exist_ok=True)
-    return str(workdir), trainer.TrainResult(**json.loads(result_file.read_text()))
+        if not done.exists():
+            shutil.rmtree(built, ignore_errors=True)
+            build(built)
+            done.touch()
+    own = tmp_path_factory.mktemp(name)
+    shutil.copytree(built, own, dirs_exist_ok=True)
+    return own
+
+
+def _trained_once(tmp_path_factory, name: str, config):
+    """``config`` trained once per test run (in-process): ``(workdir, TrainResult)``."""
+    from training import trainer
+
+    def build(directory: Path) -> None:
+        result = trainer.train(config, str(directory / "workdir"))
+        (directory / "result.json").write_text(json.dumps(dataclasses.asdict(result)))
+
+    own = _built_once(tmp_path_factory, name, build)
+    result = trainer.TrainResult(**json.loads((own / "result.json").read_text()))
+    return str(own / "workdir"), result
+
+
+def _exported_once(tmp_path_factory, name: str, workdir: str, export, version: str) -> str:
+    """``export(translator, path)`` of ``workdir``'s latest checkpoint (graph search, no XLA)
+    once per test run, into a version directory: ``.../<name>/<version>``."""
+
+    def build(directory: Path) -> None:
+        from inference.loading import load_translator
+
+        translator, _ = load_translator(workdir, "latest", jit_compile=False)
+        export(translator, str(directory / name / version))
+
+    return str(_built_once(tmp_path_factory, name, build) / name / version)
 
 
 @pytest.fixture(scope="session")
@@ -151,21 +177,20 @@ def tiny_multilingual_run(small_corpus, tmp_path_factory):
 def tiny_multilingual_saved_model(tiny_multilingual_run, tmp_path_factory) -> str:
     """The tiny multilingual run exported (graph search) into ``.../multi/1``."""
     from inference.export import export_saved_model
-    from inference.loading import load_translator
 
-    translator, _ = load_translator(tiny_multilingual_run[0], "latest", jit_compile=False)
-    path = tmp_path_factory.mktemp("models") / "multi" / "1"
-    return export_saved_model(translator, str(path))
+    return _exported_once(
+        tmp_path_factory, "multi", tiny_multilingual_run[0], export_saved_model, "1"
+    )
 
 
 @pytest.fixture(scope="session")
 def tiny_multilingual_ctranslate2(tiny_multilingual_run, tmp_path_factory) -> str:
     """The tiny multilingual run's CTranslate2 export (float32, length penalty 0)."""
     from inference.ctranslate2_export import export_ctranslate2
-    from inference.loading import load_translator
 
-    translator, _ = load_translator(tiny_multilingual_run[0], "latest", jit_compile=False)
-    return export_ctranslate2(translator, str(tmp_path_factory.mktemp("models") / "multi-ct2"))
+    return _exported_once(
+        tmp_path_factory, "multi-ct2", tiny_multilingual_run[0], export_ctranslate2, "1"
+    )
 
 
 @pytest.fixture
@@ -193,10 +218,8 @@ def tiny_saved_model(tiny_run, tmp_path_factory) -> str:
     """The tiny run exported with the graph search (no XLA: no compilation for each new batch
     shape, which keeps the tests fast) into a version directory: ``.../de-en/7``."""
     from inference.export import export_saved_model
-    from inference.loading import load_translator
 
-    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
-    return export_saved_model(translator, str(tmp_path_factory.mktemp("models") / "de-en" / "7"))
+    return _exported_once(tmp_path_factory, "de-en", tiny_run[0], export_saved_model, "7")
 
 
 @pytest.fixture(scope="session")
@@ -204,7 +227,5 @@ def tiny_ctranslate2(tiny_run, tmp_path_factory) -> str:
     """The tiny run's CTranslate2 export (float32, CTranslate2's length penalty 0), in a version
     directory: ``.../ct2/7`` (the version of ``tiny_saved_model``)."""
     from inference.ctranslate2_export import export_ctranslate2
-    from inference.loading import load_translator
 
-    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
-    return export_ctranslate2(translator, str(tmp_path_factory.mktemp("models") / "ct2" / "7"))
+    return _exported_once(tmp_path_factory, "ct2", tiny_run[0], export_ctranslate2, "7")

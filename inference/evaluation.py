@@ -101,7 +101,7 @@ def evaluate_split(
         data_name, split, list(zip(sources, references, strict=True)), data_dir
     )
     hypotheses = translator.translate(sources, progress=progress, target_lang=target_lang)
-    stem = os.path.join(output_dir, f"{data_name.replace('/', '_')}.{split}")
+    stem = output_stem(output_dir, data_name, split)
     hypotheses_file = f"{stem}.beam{translator.beam_size}.hyp"
     references_file = f"{stem}.ref"
     _write_lines(hypotheses_file, hypotheses)
@@ -130,6 +130,17 @@ def evaluate_split(
         lowercase_signature,
         tokenized,
     )
+
+
+def output_stem(output_dir: str, data_name: str, split: str) -> str:
+    """Where :func:`evaluate_split` writes a split's files, without the endings (``.ref``,
+    ``.beam4.hyp``, ...).
+
+    Example:
+        >>> output_stem("/tmp/run/eval", "multi30k/de-fr", "test2016")
+        '/tmp/run/eval/multi30k_de-fr.test2016'
+    """
+    return os.path.join(output_dir, f"{data_name.replace('/', '_')}.{split}")
 
 
 def direction_names(data_name: str, direction: str | None, split: str) -> dict[str, str] | None:

@@ -1,0 +1,47 @@
+"""Counting a multilingual model's off-target translations in evaluate.py's files."""
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks import harness
+from configs import multi30k_multilingual
+from inference.evaluation import output_stem
+
+
+def _raw_lines(multi30k_dir: str, split: str, language: str, count: int) -> list[str]:
+    with gzip.open(Path(multi30k_dir, f"{split}.{language}.gz"), "rt") as file:
+        return file.read().splitlines()[:count]
+
+
+def test_off_target_hypotheses_are_counted_per_direction_and_shown(multi30k_dir, tmp_path):
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    config = multi30k_multilingual.get_config()
+    config.data.name = "multi30k/de-en,multi30k/en-de"
+    (workdir / "config.json").write_text(config.to_json())
+    english = _raw_lines(multi30k_dir, "test_2016_flickr", "en", 20)
+    german = _raw_lines(multi30k_dir, "test_2016_flickr", "de", 20)
+    into_english = [german[i] if i in (3, 7) else line for i, line in enumerate(english)]
+    files = {"multi30k/de-en": (english, into_english), "multi30k/en-de": (german, german)}
+    for data_name, (references, hypotheses) in files.items():
+        stem = output_stem(str(workdir / "eval"), data_name, "test2016")
+        Path(stem).parent.mkdir(exist_ok=True)
+        Path(f"{stem}.ref").write_text("\n".join(references) + "\n")
+        Path(f"{stem}.beam4.hyp").write_text("\n".join(hypotheses) + "\n")
+    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "off_target.py")]
+    command += [f"--workdir={workdir}", f"--multi30k_dir={multi30k_dir}"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "cpu: " in run.stdout and "languages=de,en" in run.stdout
+    assert (
+        "RESULT de-en: 2 of 20 hypotheses off target (10.00 %); references misnamed: 0\n"
+        f"    {german[3]}\n    {german[7]}\n"
+    ) in run.stdout
+    assert "RESULT en-de: 0 of 20 hypotheses off target" in run.stdout
+    assert "RESULT all directions: 2 of 40 hypotheses off target" in run.stdout
+
+    missing = subprocess.run([*command, "--beam_size=5"], capture_output=True, text=True)
+    assert missing.returncode != 0
+    assert "multi30k_de-en.test2016.beam5.hyp is missing: run evaluate.py" in missing.stderr

@@ -356,6 +356,10 @@ def model_file(side: str = "joint") -> str:
     return "spm.model" if side == "joint" else f"spm_{side}.model"
 
 
+def _tag_list(languages: Sequence[str]) -> str:
+    return ", ".join(languages) if languages else "no language (a model of one target language)"
+
+
 def load_or_train_tokenizer(
     workdir: str,
     train_dataset: tf.data.Dataset,
@@ -387,11 +391,17 @@ def load_or_train_tokenizer(
     prefix = path.removesuffix(".model")
     if tf.io.gfile.exists(path):
         tokenizer = Tokenizer.from_file(path)
+        remedy = "delete the file to train a new one, or use another workdir."
         if (tokenizer.vocab_size, tokenizer.model_type) != (vocab_size, model_type):
-            raise ValueError(
+            raise ConfigError(
                 f"{path} is a {tokenizer.model_type} model with {tokenizer.vocab_size} pieces, but "
-                f"a {model_type} model with vocab_size={vocab_size} was asked for; delete the "
-                "file to train a new one, or use another workdir."
+                f"a {model_type} model with vocab_size={vocab_size} was asked for; {remedy}"
+            )
+        wanted_languages = language_tags.languages_in_pieces(user_defined_symbols)
+        if tokenizer.languages != wanted_languages:
+            raise ConfigError(
+                f"{path} has the target-language tags of {_tag_list(tokenizer.languages)}, but "
+                f"the data asks for those of {_tag_list(wanted_languages)}; {remedy}"
             )
         logging.info("Loaded SentencePiece model %s (vocab %d)", path, tokenizer.vocab_size)
         return tokenizer

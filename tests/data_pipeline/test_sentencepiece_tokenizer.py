@@ -119,8 +119,17 @@ def test_load_or_train_reuses_the_model(tokenizer, de_en, tmp_path, monkeypatch)
     monkeypatch.setattr(tokenizer_lib, "train_sentencepiece", fail)
     again = dp.load_or_train_tokenizer(str(workdir), small, vocab_size=500, model_type="bpe")
     assert again.vocab_size == 500
-    with pytest.raises(ValueError, match="vocab_size=800 was asked for"):
+    with pytest.raises(ConfigError, match="vocab_size=800 was asked for; delete the file"):
         dp.load_or_train_tokenizer(str(workdir), small, vocab_size=800, model_type="bpe")
+    # A multilingual run's data in a work directory whose model has no tags, and the reverse.
+    tags = ["<2en>", "<2de>"]
+    with pytest.raises(ConfigError, match="tags of no language .* those of de, en; delete"):
+        dp.load_or_train_tokenizer(str(workdir), small, 500, "bpe", user_defined_symbols=tags)
+    monkeypatch.undo()
+    tagged_workdir = str(tmp_path / "multilingual")
+    dp.load_or_train_tokenizer(tagged_workdir, small, 500, "bpe", user_defined_symbols=tags)
+    with pytest.raises(ConfigError, match="tags of de, en, but .* of no language"):
+        dp.load_or_train_tokenizer(tagged_workdir, small, vocab_size=500, model_type="bpe")
 
 
 @pytest.mark.parametrize("side, size, pairs_used", [("joint", 1001, 501), ("source", 700, 700)])

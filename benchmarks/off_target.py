@@ -3,10 +3,11 @@ language other than the one asked for, direction by direction.
 
 Reads what ``evaluate.py --workdir=W --direction=all --split=S`` wrote under ``W/eval/`` (run it
 first) and names each line's language: the one of the model's target languages whose word
-unigram model, counted on Multi30k's training text of that language (add-0.1 smoothing), gives
-the line's lower-cased words the highest likelihood. The references are named the same way, as
-a check of the classifier: it should find none of them off target. Prints one row per direction
-(lines, off-target hypotheses, misnamed references) and up to --examples off-target lines.
+frequencies in Multi30k's training text of that language (a word never seen there counts 0.1)
+give the line's lower-cased words the highest likelihood; a line without words is not named.
+The references are named the same way, as a check of the classifier: it should find none of
+them off target. Prints one row per direction (lines, off-target hypotheses, misnamed
+references) and up to --examples off-target lines.
 
 Example:
     python benchmarks/off_target.py --workdir=runs/multi30k_multilingual --split=test2016
@@ -23,8 +24,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import harness  # noqa: I001  (first: sets up the path and TensorFlow's logging)
-from absl import app, flags
+from absl import flags
 
+from cli.errors import run_main
+from common.errors import ConfigError
+from data_pipeline import multilingual
 from inference.evaluation import direction_names, output_stem
 from rundir.config import load_config
 
@@ -57,8 +61,11 @@ class LanguageNamer:
         }
         self.totals = {language: sum(c.values()) for language, c in self.counts.items()}
 
-    def language(self, line: str) -> str:
+    def language(self, line: str) -> str | None:
+        """The language of ``line``; None for a line without words."""
         words = [w.lower() for w in _WORD.findall(line)]
+        if not words:
+            return None
 
         def log_likelihood(language: str) -> float:
             counts, total = self.counts[language], self.totals[language]
@@ -69,22 +76,29 @@ class LanguageNamer:
 
 def _lines(path: str) -> list[str]:
     if not os.path.exists(path):
-        raise app.UsageError(
+        raise ConfigError(
             f"{path} is missing: run evaluate.py --workdir={_WORKDIR.value} --direction=all "
             f"--split={_SPLIT.value} first (beam {_BEAM_SIZE.value}; --beam_size otherwise)."
         )
     return Path(path).read_text(encoding="utf-8").splitlines()
 
 
+def _target(label: str) -> str:
+    return label.split("-")[1]
+
+
 def main(argv: Sequence[str]) -> None:
     if len(argv) > 1:
-        raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}")
+        raise ConfigError(f"Unexpected arguments: {' '.join(argv[1:])}")
     harness.start(__doc__)
     config = load_config(_WORKDIR.value)
+    if multilingual.parse(config.data.name) is None:
+        raise ConfigError(
+            f"{_WORKDIR.value} is a model of one language pair ({config.data.name}): it has no "
+            "target language to miss."
+        )
     directions = direction_names(config.data.name, "all", _SPLIT.value)
-    if directions is None:
-        raise app.UsageError(f"{_WORKDIR.value} is a model of one language pair.")
-    languages = sorted({label[3:] for label in directions})
+    languages = sorted({_target(label) for label in directions})
     texts = {}
     for language in languages:
         with gzip.open(Path(_MULTI30K_DIR.value, f"train.{language}.gz"), "rt") as file:
@@ -102,16 +116,22 @@ def main(argv: Sequence[str]) -> None:
     )
     total = off_total = 0
     for label, data_name in directions.items():
-        target = label[3:]
+        target = _target(label)
         stem = output_stem(os.path.join(_WORKDIR.value, "eval"), data_name, _SPLIT.value)
         hypotheses = _lines(f"{stem}.beam{_BEAM_SIZE.value}.hyp")
         references = _lines(f"{stem}.ref")
-        off_target = [line for line in hypotheses if namer.language(line) != target]
-        misnamed = sum(namer.language(line) != target for line in references)
+        if len(hypotheses) != len(references):
+            raise ConfigError(
+                f"{stem}: {len(hypotheses)} hypotheses but {len(references)} references; rerun "
+                "evaluate.py."
+            )
+        off_target = [line for line in hypotheses if namer.language(line) not in (target, None)]
+        misnamed = sum(namer.language(line) not in (target, None) for line in references)
         total, off_total = total + len(hypotheses), off_total + len(off_target)
         print(
             f"RESULT {label}: {len(off_target)} of {len(hypotheses)} hypotheses off target "
-            f"({100 * len(off_target) / len(hypotheses):.2f} %); references misnamed: {misnamed}"
+            f"({100 * len(off_target) / max(len(hypotheses), 1):.2f} %); references misnamed: "
+            f"{misnamed}"
         )
         for line in off_target[: _EXAMPLES.value]:
             print(f"    {line}")
@@ -120,4 +140,4 @@ def main(argv: Sequence[str]) -> None:
 
 if __name__ == "__main__":
     flags.mark_flag_as_required("workdir")
-    app.run(main)
+    run_main(main)

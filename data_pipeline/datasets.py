@@ -173,7 +173,7 @@ def _load_tagged(
     joined = {}
     for split in splits:
         parts = [
-            pairs[split].map(lambda s, t, lang=target: (multilingual.tag_in_graph(s, lang), t))
+            pairs[split].map(lambda s, t, lang=target: _tagged_pair(s, t, lang))
             for (_, target), pairs in by_direction.items()
             if split in pairs
         ]
@@ -181,6 +181,13 @@ def _load_tagged(
         for part in parts[1:]:
             joined[split] = joined[split].concatenate(part)
     return joined
+
+
+def _tagged_pair(
+    source: tf.Tensor, target: tf.Tensor, target_lang: tf.Tensor | str
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """A multilingual run's pair: the source tagged, a tag written in either side defused."""
+    return multilingual.tag_in_graph(source, target_lang), multilingual.defuse_in_graph(target)
 
 
 def _load_multilingual_training_split(
@@ -208,7 +215,7 @@ def _load_multilingual_training_split(
         # Each direction of a split has the same pairs (a slice of it about as many).
         count = count * len(data.directions) // len(multi30k.directions_for(split.split("[")[0]))
     pairs = examples.map(
-        lambda e: (multilingual.tag_in_graph(e["source"], e["target_language"]), e["target"]),
+        lambda e: _tagged_pair(e["source"], e["target"], e["target_language"]),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=True,
     )

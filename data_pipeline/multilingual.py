@@ -133,6 +133,17 @@ def _checked(data: MultilingualData) -> MultilingualData:
     return data
 
 
+def defuse_in_graph(text: tf.Tensor) -> tf.Tensor:
+    """`common.language_tags.defused` on string tensors: a multilingual run's targets, so that
+    a tag written in a sentence is learnt as the characters it is.
+
+    Example:
+        >>> defuse_in_graph(tf.constant(["Say <2de>."])).numpy()
+        array([b'Say < 2de>.'], dtype=object)
+    """
+    return tf.strings.regex_replace(text, TAG_IN_TEXT, DEFUSED_TAG)
+
+
 def tag_in_graph(text: tf.Tensor, language: tf.Tensor) -> tf.Tensor:
     """`common.language_tags.tagged` on string tensors (element-wise, broadcast).
 
@@ -140,5 +151,4 @@ def tag_in_graph(text: tf.Tensor, language: tf.Tensor) -> tf.Tensor:
         >>> tag_in_graph(tf.constant(["Ein Hund."]), tf.constant(["fr"])).numpy()
         array([b'<2fr> Ein Hund.'], dtype=object)
     """
-    text = tf.strings.regex_replace(text, TAG_IN_TEXT, DEFUSED_TAG)
-    return tf.strings.join([TAG_START, language, TAG_END, text])
+    return tf.strings.join([TAG_START, language, TAG_END, defuse_in_graph(text)])

@@ -38,7 +38,7 @@ import tensorflow as tf
 from absl import logging
 from tqdm import tqdm
 
-from common.language_tags import tagged
+from common.language_tags import defused, tagged
 from common.storage import writing
 from data_pipeline import raw_text
 
@@ -85,16 +85,17 @@ class PreparedSplit:
 
 @dataclasses.dataclass(frozen=True)
 class FilePair:
-    """Two aligned files, and the text put in front of every source line ("" for none)."""
+    """Two aligned files; for one direction of a multilingual corpus, its target language
+    (each source read with its tag in front, a tag written in either side defused)."""
 
     source_path: str
     target_path: str
-    target_lang: str = ""  # a multilingual corpus: each source is tagged with it
+    target_lang: str = ""
 
 
 def prepared_directory(file_pairs: list[FilePair], root: str) -> str:
     """Where the pairs of files are prepared under ``root``: a name from their absolute paths,
-    sizes, modification times and source prefixes."""
+    sizes, modification times and target languages."""
     key = []
     for pair in file_pairs:
         key += [
@@ -102,7 +103,7 @@ def prepared_directory(file_pairs: list[FilePair], root: str) -> str:
             for p in (pair.source_path, pair.target_path)
         ]
         if pair.target_lang:
-            key.append(tagged("", pair.target_lang))
+            key.append(f"into {pair.target_lang}, tags defused")
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
     name = os.path.basename(file_pairs[0].source_path).removesuffix(".gz")
     if len(file_pairs) > 1:
@@ -157,7 +158,9 @@ def _shard_count(file_pairs: list[FilePair]) -> int:
 def _all_pairs(file_pairs: list[FilePair]) -> Iterator[tuple[str, str]]:
     for pair in file_pairs:
         for source, target in raw_text.iter_parallel(pair.source_path, pair.target_path):
-            yield (tagged(source, pair.target_lang) if pair.target_lang else source), target
+            if pair.target_lang:
+                source, target = tagged(source, pair.target_lang), defused(target)
+            yield source, target
 
 
 def _prepare(file_pairs: list[FilePair], directory: str, seed: int) -> None:

@@ -397,8 +397,12 @@ def load_or_train_tokenizer(
                 f"{path} is a {tokenizer.model_type} model with {tokenizer.vocab_size} pieces, but "
                 f"a {model_type} model with vocab_size={vocab_size} was asked for; {remedy}"
             )
+        # A vocabulary may hold more target languages than the data uses, never fewer; a model
+        # of one target language has no tags, a multilingual one needs them.
         wanted_languages = language_tags.languages_in_pieces(user_defined_symbols)
-        if tokenizer.languages != wanted_languages:
+        if not set(wanted_languages) <= set(tokenizer.languages) or (
+            bool(wanted_languages) != bool(tokenizer.languages)
+        ):
             raise ConfigError(
                 f"{path} has the target-language tags of {_tag_list(tokenizer.languages)}, but "
                 f"the data asks for those of {_tag_list(wanted_languages)}; {remedy}"

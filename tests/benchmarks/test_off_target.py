@@ -24,6 +24,7 @@ def test_off_target_hypotheses_are_counted_per_direction_and_shown(multi30k_dir,
     english = _raw_lines(multi30k_dir, "test_2016_flickr", "en", 20)
     german = _raw_lines(multi30k_dir, "test_2016_flickr", "de", 20)
     into_english = [german[i] if i in (3, 7) else line for i, line in enumerate(english)]
+    into_english[5] = "..."  # no words: named no language, so not off target
     files = {"multi30k/de-en": (english, into_english), "multi30k/en-de": (german, german)}
     for data_name, (references, hypotheses) in files.items():
         stem = output_stem(str(workdir / "eval"), data_name, "test2016")
@@ -43,5 +44,12 @@ def test_off_target_hypotheses_are_counted_per_direction_and_shown(multi30k_dir,
     assert "RESULT all directions: 2 of 40 hypotheses off target" in run.stdout
 
     missing = subprocess.run([*command, "--beam_size=5"], capture_output=True, text=True)
-    assert missing.returncode != 0
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr
+    assert "error: " in missing.stderr
     assert "multi30k_de-en.test2016.beam5.hyp is missing: run evaluate.py" in missing.stderr
+
+    config.data.name = "multi30k/de-en"
+    (workdir / "config.json").write_text(config.to_json())
+    one_pair = subprocess.run(command, capture_output=True, text=True)
+    assert one_pair.returncode == 1 and "Traceback" not in one_pair.stderr
+    assert "is a model of one language pair (multi30k/de-en)" in one_pair.stderr

@@ -55,8 +55,8 @@ def _lines(corpus: str, split: str, lang: str) -> list[str]:
 
 
 def test_tagging_in_graph_is_the_same_as_in_python():
-    texts = ["Ein Hund.", "", "Say <2de> and <2en>!", "<2fr>"]
-    languages = ["fr", "de", "cs", "en"]
+    texts = ["Ein Hund.", "", "Say <2de> and <2en>!", "<2fr>", "<<2de>>", "<2deut> <2DE>", "‹2dé>"]
+    languages = ["fr", "de", "cs", "en", "de", "fr", "en"]
     in_graph = multilingual.tag_in_graph(tf.constant(texts), tf.constant(languages))
     expected = [tagged(text, lang) for text, lang in zip(texts, languages, strict=True)]
     assert [t.decode() for t in in_graph.numpy()] == expected

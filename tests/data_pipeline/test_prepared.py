@@ -49,6 +49,22 @@ def test_a_prepared_split_is_reused_until_a_file_changes(corpus, tmp_path, monke
     assert changed.directory != split.directory and changed.pairs == len(PAIRS)
 
 
+def test_directions_are_mixed_with_sources_tagged_and_written_tags_defused(tmp_path):
+    (tmp_path / "a.de").write_text("Sag <2en>.\nEin Hund.\n", encoding="utf-8")
+    (tmp_path / "a.en").write_text("Say <2de>.\nA dog.\n", encoding="utf-8")
+    directions = [
+        prepared.FilePair(str(tmp_path / "a.de"), str(tmp_path / "a.en"), "en"),
+        prepared.FilePair(str(tmp_path / "a.en"), str(tmp_path / "a.de"), "de"),
+    ]
+    split = prepared.prepare_directions(directions, str(tmp_path / "root"))
+    assert sorted(read(split.dataset(seed=0))) == [
+        ("<2de> A dog.", "Ein Hund."),
+        ("<2de> Say < 2de>.", "Sag < 2en>."),
+        ("<2en> Ein Hund.", "A dog."),
+        ("<2en> Sag < 2en>.", "Say < 2de>."),
+    ]
+
+
 def test_a_bad_corpus_is_named_and_leaves_nothing_behind(corpus, tmp_path):
     (corpus / "train.en").write_text("one line\n", encoding="utf-8")
     root = tmp_path / "root"

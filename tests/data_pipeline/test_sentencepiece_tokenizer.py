@@ -130,6 +130,15 @@ def test_load_or_train_reuses_the_model(tokenizer, de_en, tmp_path, monkeypatch)
     dp.load_or_train_tokenizer(tagged_workdir, small, 500, "bpe", user_defined_symbols=tags)
     with pytest.raises(ConfigError, match="tags of de, en, but .* of no language"):
         dp.load_or_train_tokenizer(tagged_workdir, small, vocab_size=500, model_type="bpe")
+    # Fewer target languages than the vocabulary has tags for: the vocabulary serves.
+    english = dp.load_or_train_tokenizer(
+        tagged_workdir, small, 500, "bpe", user_defined_symbols=["<2en>"]
+    )
+    assert english.languages == ("de", "en")
+    with pytest.raises(ConfigError, match="tags of de, en, but .* those of de, fr"):
+        dp.load_or_train_tokenizer(
+            tagged_workdir, small, 500, "bpe", user_defined_symbols=["<2de>", "<2fr>"]
+        )
 
 
 @pytest.mark.parametrize("side, size, pairs_used", [("joint", 1001, 501), ("source", 700, 700)])

@@ -58,8 +58,8 @@ def line_count_message(source: str, source_lines: int, target: str, target_lines
     """Message for two sides of a parallel corpus with different numbers of lines.
 
     Example:
-        >>> line_count_message("a.de", 3, "a.en", 2)[:45]
-        'Parallel files have different line counts: a'
+        >>> line_count_message("a.de", 3, "a.en", 2)[:59]
+        'Parallel files have different line counts: a.de has 3 lines'
     """
     return (
         f"Parallel files have different line counts: {source} has {source_lines} lines but "

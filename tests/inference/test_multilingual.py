@@ -76,6 +76,16 @@ def test_the_target_language_is_chosen_and_checked(translator):
         translator.translate(SENTENCES)
 
 
+def test_an_ensemble_takes_the_target_language_as_its_one_model_does(workdir, translator):
+    ensemble, _ = load_translator(workdir, "latest", jit_compile=False, ensemble=[workdir])
+    assert ensemble.languages == LANGUAGES
+    for lang in ("fr", "de"):
+        expected = translator.translate(SENTENCES, target_lang=lang, progress=False)
+        assert ensemble.translate(SENTENCES, target_lang=lang, progress=False) == expected
+    with pytest.raises(UnknownLanguageError, match="'cs'.*de, en, fr"):
+        ensemble.translate(SENTENCES, target_lang="cs")
+
+
 def test_tags_never_leak_into_the_output(workdir, translator, monkeypatch):
     """A model made to prefer its tags above every other piece still never writes one."""
     model, tokenizer = build_workdir_model(workdir)

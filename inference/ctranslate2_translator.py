@@ -154,12 +154,33 @@ class CTranslate2Translator:
             (4, 3)
         """
         sources = self._sources(sentences)
+        best = self._best(sources, return_attention=True)
+        first_rows = self._first_attention_rows(sources)
         return [
-            CrossAttention(self._detokenize(tokens), source, tokens, attention)
-            for source, (tokens, attention) in zip(
-                sources, self._best(sources, return_attention=True), strict=True
+            CrossAttention(self._detokenize(tokens), source, tokens, [first_row, *attention[1:]])
+            for source, (tokens, attention), first_row in zip(
+                sources, best, first_rows, strict=True
             )
         ]
+
+    def _first_attention_rows(self, sources: list[list[str]]) -> list[list[float]]:
+        """Each source's attention row for the first output piece, from one greedy step.
+
+        CTranslate2's beam search (4.8.5, beam size > 1) returns for the first output piece of
+        a sentence whose translation ends before another's in its batch that other sentence's
+        attention row (cut to its length). Every hypothesis starts from ``<s>``, so the row does
+        not depend on the search: one greedy step of the whole batch gives each sentence its
+        own.
+        """
+        results = self.translator.translate_batch(
+            sources,
+            beam_size=1,
+            max_decoding_length=1,
+            min_decoding_length=0,
+            return_end_token=True,
+            return_attention=True,
+        )
+        return [result.attention[0][0] for result in results]
 
     def _sources(self, sentences: list[str]) -> list[list[str]]:
         return [

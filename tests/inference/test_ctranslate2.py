@@ -207,6 +207,19 @@ def test_its_attention_is_the_first_head_of_our_last_layer(copy_translators, tmp
         np.testing.assert_allclose(theirs.attention, expected, atol=1e-4)
 
 
+def test_each_sentence_of_a_batch_has_its_own_attention(copy_translators, tmp_path):
+    """CTranslate2's beam search gives the first output piece of a sentence that ends before
+    another of its batch that other sentence's attention row; the translator's rows are each
+    sentence's own whatever the batch."""
+    path = export_ctranslate2(copy_translators[4][0], str(tmp_path / "ct2"))
+    ct2 = CTranslate2Translator(path)
+    sentences = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball.", "Ja"]
+    for sentence, batched in zip(sentences, ct2.cross_attention(sentences), strict=True):
+        alone = ct2.cross_attention([sentence])[0]
+        assert batched.target_pieces == alone.target_pieces
+        np.testing.assert_allclose(batched.attention, alone.attention, atol=1e-6)
+
+
 def test_length_penalty_is_chosen_by_bleu(copy_model, tokenizer, tmp_path):
     translator = ModelTranslator(copy_model, tokenizer, max_source_length=48)
     path = export_ctranslate2(translator, str(tmp_path / "ct2"))

@@ -102,16 +102,22 @@ class ModelTranslator(tf.Module):
         self.max_source_length = max_source_length
         self.jit_compile, self.length_bucket = jit_compile, length_bucket
         self.xla_max_batch_size = xla_max_batch_size
-        self._compiled_search = tf.function(self._search, jit_compile=True)
+        # autograph=False everywhere here: the searches loop with tf.while_loop and branch with
+        # tf.cond, so converting their Python source would only cost tracing time.
+        self._compiled_search = tf.function(self._search, jit_compile=True, autograph=False)
         if not isinstance(model, Ensemble):  # a tf.function attribute: exported with the module
             self.cross_attention = tf.function(
-                self._cross_attention, input_signature=[tf.TensorSpec([None], tf.string)]
+                self._cross_attention,
+                input_signature=[tf.TensorSpec([None], tf.string)],
+                autograph=False,
             )
         if self.languages:  # a multilingual model: text and target language in
-            self.translate_to = tf.function(self._translate_to, input_signature=[_TEXT, _LANGS])
+            self.translate_to = tf.function(
+                self._translate_to, input_signature=[_TEXT, _LANGS], autograph=False
+            )
             if not isinstance(model, Ensemble):
                 self.cross_attention_to = tf.function(
-                    self._cross_attention_to, input_signature=[_TEXT, _LANGS]
+                    self._cross_attention_to, input_signature=[_TEXT, _LANGS], autograph=False
                 )
 
     @property
@@ -124,7 +130,7 @@ class ModelTranslator(tf.Module):
     def beam_size(self) -> int:
         return self.options.beam_size
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def source_lengths(self, text: tf.Tensor) -> tf.Tensor:
         """``(batch,)`` strings -> ``(batch,)`` int64 token counts without EOS."""
         return self.tokenizer.tokenize(text).row_lengths()
@@ -135,7 +141,7 @@ class ModelTranslator(tf.Module):
         lengths = self.source_lengths(tf.constant(list(sentences))).numpy().tolist()
         return truncation_warnings(lengths, self.max_source_length)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def translate_batch(self, text: tf.Tensor) -> tf.Tensor:
         """``(batch,)`` tf.string sentences -> ``(batch,)`` tf.string translations."""
         source_ids = encode_sources(self.tokenizer, text, self.max_source_length)

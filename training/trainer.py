@@ -134,7 +134,7 @@ class _Trainer:
             self.best_checkpoint, self.best_dir, max_to_keep=1
         )
         self.train_step = self._make_train_step()
-        self.eval_step = tf.function(self._eval_step, reduce_retracing=True)
+        self.eval_step = tf.function(self._eval_step, reduce_retracing=True, autograph=False)
         self.translator = ModelTranslator(
             self.model,
             self.tokenizer,
@@ -171,7 +171,7 @@ class _Trainer:
             )
             return [self.strategy.reduce("sum", value, axis=None) for value in results]
 
-        return tf.function(step, jit_compile=self.config.train.jit_compile or None)
+        return tf.function(step, jit_compile=self.config.train.jit_compile or None, autograph=False)
 
     def _eval_step(self, batch: dict) -> tf.Tensor:
         logits = self.model((batch["source"], batch["target_in"]), training=False)

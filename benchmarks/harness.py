@@ -141,17 +141,17 @@ def synthetic_batch(shape: Shape) -> dict[str, tf.Tensor]:
 
 
 def make_train_step(
-    model: keras.Model, jit_compile: bool = False
+    model: keras.Model, jit_compile: bool = False, compiled_loss: bool = True
 ) -> Callable[[dict], tuple[tf.Tensor, tf.Tensor, tf.Tensor]]:
     """The project's training step (label smoothing 0.1; Adam, beta_2 0.98, epsilon 1e-9, the
     peers' optimizer) for ``model``, in ``tf.function``; it returns ``(loss_sum, correct,
-    count)``."""
+    count)``. ``compiled_loss``: the loss compiled by XLA on its own (the trainer's default)."""
     from data_pipeline import PAD_ID
     from training.step import make_replica_step
 
     optimizer = keras.optimizers.Adam(1e-4, beta_2=0.98, epsilon=1e-9)
     return tf.function(
-        make_replica_step(model, optimizer, 0.1, PAD_ID),
+        make_replica_step(model, optimizer, 0.1, PAD_ID, compiled_loss),
         jit_compile=jit_compile,
         reduce_retracing=True,
     )

@@ -25,11 +25,9 @@ import harness
 import keras
 from absl import app, flags
 
-import training.step
 import transformer.attention
 import transformer.layers
 import transformer.model
-from training.loss import label_smoothed_loss
 from transformer.dropout import Dropout
 from transformer.normalization import LayerNormalization
 
@@ -58,12 +56,11 @@ def make_step(
         module.Dropout = dropout_class
     for module in NORM_USERS:
         module.LayerNormalization = norm_class
-    training.step.label_smoothed_loss = (
-        label_smoothed_loss if compiled_loss else label_smoothed_loss.python_function
-    )
     try:
         keras.utils.set_random_seed(0)
-        step = harness.make_train_step(harness.build_transformer(shape))
+        step = harness.make_train_step(
+            harness.build_transformer(shape), compiled_loss=compiled_loss
+        )
         for _ in range(2):  # tracing happens here, with the pieces above
             float(step(batch)[0])
     finally:
@@ -71,7 +68,6 @@ def make_step(
             module.Dropout = Dropout
         for module in NORM_USERS:
             module.LayerNormalization = LayerNormalization
-        training.step.label_smoothed_loss = label_smoothed_loss
     return step
 
 

@@ -130,6 +130,7 @@ def _check_args(max_length, tokens_per_batch, boundaries) -> list[int]:
 def _tokenize_fn(source_tokenizer: Tokenizer, target_tokenizer: Tokenizer):
     """(source, target) string batches -> a batch of examples (ragged [b, None]) + lengths."""
 
+    @tf.autograph.experimental.do_not_convert
     def tokenize(source, target):
         src = source_tokenizer.tokenize(source)
         tgt = target_tokenizer.tokenize(target)
@@ -151,6 +152,7 @@ def _tokenize_fn(source_tokenizer: Tokenizer, target_tokenizer: Tokenizer):
     return tokenize
 
 
+@tf.autograph.experimental.do_not_convert
 def _side_lengths(batch):
     return batch["source"].row_lengths(), batch["target_in"].row_lengths()
 
@@ -174,6 +176,7 @@ def _length_stats(tokenized_batches: tf.data.Dataset, max_length: int) -> BatchS
 
 
 def _filter_fn(max_length: int):
+    @tf.autograph.experimental.do_not_convert
     def keep_short(batch):
         keep = batch[_LENGTH] <= max_length
         return {
@@ -185,6 +188,7 @@ def _filter_fn(max_length: int):
     return keep_short
 
 
+@tf.autograph.experimental.do_not_convert
 def _to_dense(batch):
     return {
         key: ids.to_tensor(default_value=PAD_ID) for key, ids in batch.items() if key != _LENGTH

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tensorflow as tf
 
 
 # Compiled by XLA, which fuses the passes over the (batch, length, vocab) logits that the separate
 # kernels make one by one: forward and backward 1.6x faster on a 2-core CPU, a training step 373
 # instead of 407 ms (docs/PERFORMANCE.md, "What made the training step faster"). One compilation
-# (~0.2 s) per logits shape: ~50 shapes for Multi30k's bucketed batches, all in the first epoch.
+# (0.2-0.5 s) per logits shape: ~50 shapes for Multi30k's bucketed batches, all in the first
+# epoch; a run of a few steps meets a new shape at nearly every step (see loss_function).
 @tf.function(jit_compile=True)
 def label_smoothed_loss(
     logits: tf.Tensor, targets: tf.Tensor, label_smoothing: float, pad_id: int = 0
@@ -49,3 +52,14 @@ def label_smoothed_loss(
         tf.reduce_sum(correct),
         tf.reduce_sum(weights),
     )
+
+
+def loss_function(compiled: bool = True) -> Callable[..., tuple[tf.Tensor, tf.Tensor, tf.Tensor]]:
+    """``label_smoothed_loss`` compiled by XLA on its own, or (``compiled=False``) its plain
+    Python function, traced into the caller's graph: no compilation per batch shape, which is
+    what a run of a few dozen steps (configs/tiny.py) spends most of its step time on.
+
+    Example:
+        >>> loss_sum, correct, count = loss_function(compiled=False)(logits, target_out, 0.1)
+    """
+    return label_smoothed_loss if compiled else label_smoothed_loss.python_function

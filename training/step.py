@@ -7,7 +7,7 @@ from collections.abc import Callable
 import keras
 import tensorflow as tf
 
-from training.loss import label_smoothed_loss
+from training.loss import loss_function
 
 
 def make_replica_step(
@@ -15,6 +15,7 @@ def make_replica_step(
     optimizer: keras.optimizers.Optimizer,
     label_smoothing: float,
     pad_id: int = 0,
+    compiled_loss: bool = True,
 ) -> Callable[[dict], tuple[tf.Tensor, tf.Tensor, tf.Tensor]]:
     """Returns ``step(batch) -> (loss_sum, correct, token_count)`` for ``strategy.run``.
 
@@ -27,12 +28,12 @@ def make_replica_step(
         >>> loss_sum, correct, count = step(batch)
     """
 
+    loss_fn = loss_function(compiled_loss)
+
     def step(batch: dict) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         with tf.GradientTape() as tape:
             logits = model((batch["source"], batch["target_in"]), training=True)
-            loss_sum, correct, count = label_smoothed_loss(
-                logits, batch["target_out"], label_smoothing, pad_id
-            )
+            loss_sum, correct, count = loss_fn(logits, batch["target_out"], label_smoothing, pad_id)
             global_count = tf.distribute.get_replica_context().all_reduce("sum", count)
             loss = optimizer.scale_loss(loss_sum / tf.maximum(global_count, 1.0))
         variables = model.trainable_variables

@@ -42,7 +42,7 @@ from training.data import (
     training_batches,
     validation_sets,
 )
-from training.loss import label_smoothed_loss
+from training.loss import loss_function
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
 
@@ -134,7 +134,11 @@ class _Trainer:
             self.best_checkpoint, self.best_dir, max_to_keep=1
         )
         self.train_step = self._make_train_step()
-        self.eval_step = tf.function(self._eval_step, reduce_retracing=True, autograph=False)
+        self.eval_step = tf.function(  # one trace for every batch shape
+            self._eval_step,
+            input_signature=[self.validation_batches.element_spec],
+            autograph=False,
+        )
         self.translator = ModelTranslator(
             self.model,
             self.tokenizer,
@@ -162,6 +166,7 @@ class _Trainer:
             self.optimizer,
             self.config.train.label_smoothing,
             data_pipeline.PAD_ID,
+            compiled_loss=self.config.train.jit_compile_loss,
         )
 
         def step(iterator):
@@ -175,7 +180,8 @@ class _Trainer:
 
     def _eval_step(self, batch: dict) -> tf.Tensor:
         logits = self.model((batch["source"], batch["target_in"]), training=False)
-        return tf.stack(label_smoothed_loss(logits, batch["target_out"], 0.0, data_pipeline.PAD_ID))
+        loss = loss_function(self.config.train.jit_compile_loss)
+        return tf.stack(loss(logits, batch["target_out"], 0.0, data_pipeline.PAD_ID))
 
     def _data_position_path(self, step: int | str) -> str:
         return os.path.join(self.checkpoint_dir, f"data-worker{self.worker_index}-{step}")

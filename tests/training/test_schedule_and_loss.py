@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from training.loss import label_smoothed_loss
+from training.loss import label_smoothed_loss, loss_function
 from training.schedule import WarmupCosine, WarmupInverseSqrt, make_schedule
 
 
@@ -32,12 +32,13 @@ def numpy_smoothed_loss(logits, targets, smoothing, pad_id=0):
     return (kl * weights).sum(), weights.sum()
 
 
-def test_label_smoothed_loss_is_kl_to_the_smoothed_target_and_ignores_padding():
+@pytest.mark.parametrize("compiled", [True, False], ids=["xla", "plain"])
+def test_label_smoothed_loss_is_kl_to_the_smoothed_target_and_ignores_padding(compiled):
     rng = np.random.default_rng(0)
     logits = rng.normal(size=[2, 5, 11])
     targets = rng.integers(1, 11, size=[2, 5])
     targets[1, 3:] = 0
-    loss_sum, correct, count = label_smoothed_loss(
+    loss_sum, correct, count = loss_function(compiled)(
         tf.constant(logits, tf.float32), tf.constant(targets), 0.1
     )
     expected_loss, expected_count = numpy_smoothed_loss(logits, targets, 0.1)
@@ -47,13 +48,16 @@ def test_label_smoothed_loss_is_kl_to_the_smoothed_target_and_ignores_padding():
     assert float(correct) == ((predictions == targets) & (targets != 0)).sum()
 
 
-def test_label_smoothed_loss_gradient_is_softmax_minus_the_smoothed_target_on_real_tokens():
+@pytest.mark.parametrize("compiled", [True, False], ids=["xla", "plain"])
+def test_label_smoothed_loss_gradient_is_softmax_minus_the_smoothed_target_on_real_tokens(
+    compiled,
+):
     rng = np.random.default_rng(1)
     logits = tf.constant(rng.normal(size=[2, 4, 7]), tf.float32)
     targets = np.array([[1, 5, 2, 0], [6, 3, 0, 0]])
     with tf.GradientTape() as tape:
         tape.watch(logits)
-        loss_sum, _, _ = label_smoothed_loss(logits, tf.constant(targets), 0.2)
+        loss_sum, _, _ = loss_function(compiled)(logits, tf.constant(targets), 0.2)
     gradient = tape.gradient(loss_sum, logits).numpy()
     probabilities = tf.nn.softmax(logits).numpy()
     smoothed = np.full(probabilities.shape, 0.2 / 7)

@@ -105,6 +105,9 @@ def copy_model(tokenizer) -> Transformer:
         norm_first=True,
     )
     optimizer = keras.optimizers.Adam(5e-3)
+    # Built before the step is traced: variables created inside a trace cost a second trace.
+    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))
+    optimizer.build(model.trainable_variables)
     rng = np.random.default_rng(0)
 
     @tf.function

@@ -4,7 +4,7 @@ python translate.py --workdir=DIR                       # interactive: a sentenc
 python translate.py --workdir=DIR --input=in.txt --output=out.txt
 python translate.py --saved_model=DIR --input=-         # standard input to standard output
 python translate.py --ctranslate2=DIR --input=in.txt    # a CTranslate2 export (export.py)
-python translate.py --workdir=DIR --plot_attention=attention.png   # then type a sentence
+python translate.py --workdir=DIR --plot_attention=attention.svg   # then type a sentence
 python translate.py --workdir=DIR --target_lang=fr     # a multilingual model, into French
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
@@ -38,8 +38,8 @@ SWITCH_LANGUAGE = ":lang"
 _PLOT_ATTENTION = flags.DEFINE_string(
     "plot_attention",
     None,
-    "Save the last decoder layer's cross-attention heat maps of the "
-    "(first) sentence to this PNG file.",
+    "Save the last decoder layer's cross-attention heat maps of the (first) sentence to this "
+    "SVG file (a browser shows it).",
 )
 
 
@@ -129,6 +129,11 @@ def load_translator() -> Translator:
     exported = _SAVED_MODEL.value or _CTRANSLATE2.directory.value
     if exported and _PLOT_ATTENTION.value:
         sys.exit("error: --plot_attention needs --workdir (the model's attention).")
+    if _PLOT_ATTENTION.value and not _PLOT_ATTENTION.value.lower().endswith(".svg"):
+        sys.exit(
+            "error: --plot_attention writes an SVG image: give it a file name ending in .svg "
+            f"(not {_PLOT_ATTENTION.value})."
+        )
     if _SAVED_MODEL.value:
         given = _TRANSLATOR.model_flags_given()
         if given:

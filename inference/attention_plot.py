@@ -1,43 +1,120 @@
-"""Heat maps of the encoder-decoder attention of every head in the last decoder layer."""
+"""Heat maps of the encoder-decoder attention of every head in the last decoder layer, drawn as
+one SVG file: a browser shows it, a hover over a cell shows its weight, and no plotting library
+is loaded (importing one costs every script a second or more at start)."""
 
 from __future__ import annotations
 
-import matplotlib
+from collections.abc import Sequence
+from xml.sax.saxutils import escape, quoteattr
 
-matplotlib.use("Agg")  # files only, no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
-from decoding.translator import ModelTranslator  # noqa: E402
+from common.files import atomic_write_text
+from decoding.translator import ModelTranslator
+
+# Viridis by linear interpolation between five of its colours, as the demo page draws it.
+_VIRIDIS = np.array(
+    [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]], dtype=float
+)
+_CELL = 20  # px: one attention weight
+_FONT = 12  # px
+_CHAR = 7  # px: about the width of a character at _FONT, to leave room for the labels
+_GAP = 24  # px between two heads
+_HEADS_A_ROW = 4
+_TITLE = 32  # px: the figure's title line
+_HEAD_TITLE = 20  # px: a head's title line
+
+
+def viridis(value: float) -> str:
+    """The colour of an attention weight in [0, 1] (clipped), as ``#rrggbb``."""
+    position = min(max(float(value), 0.0), 1.0) * (len(_VIRIDIS) - 1)
+    low = min(int(position), len(_VIRIDIS) - 2)
+    rgb = _VIRIDIS[low] + (_VIRIDIS[low + 1] - _VIRIDIS[low]) * (position - low)
+    return "#" + "".join(f"{round(channel):02x}" for channel in rgb)
+
+
+def attention_svg(
+    weights: np.ndarray, source_pieces: Sequence[str], output_pieces: Sequence[str]
+) -> str:
+    """An SVG image of one heat map per head, four heads a row: rows are output pieces, columns
+    source pieces, each cell coloured by its weight (viridis, 0 to 1).
+
+    Args:
+        weights: (heads, len(output_pieces), len(source_pieces)) attention weights.
+
+    Example:
+        >>> svg = attention_svg(np.full((2, 1, 2), 0.5), ["▁Hund", "</s>"], ["▁dog"])
+        >>> svg.count("<title>")  # one cell a weight, its value shown on hover
+        4
+    """
+    weights = np.asarray(weights)
+    expected = (len(output_pieces), len(source_pieces))
+    if weights.ndim != 3 or weights.shape[1:] != expected:
+        raise ValueError(
+            f"weights must be (heads, {expected[0]} output pieces, {expected[1]} source pieces), "
+            f"got shape {weights.shape}."
+        )
+    label_width = _CHAR * max(map(len, output_pieces), default=0) + 8
+    label_height = _CHAR * max(map(len, source_pieces), default=0) + 8
+    panel_width = label_width + _CELL * len(source_pieces) + _GAP
+    panel_height = _HEAD_TITLE + _CELL * len(output_pieces) + label_height + _GAP
+    num_heads = weights.shape[0]
+    columns = max(min(num_heads, _HEADS_A_ROW), 1)
+    rows = -(-num_heads // columns)
+    title = "Encoder-decoder attention, last decoder layer (weight 0: dark purple, 1: yellow)"
+    width = max(columns * panel_width, _CHAR * len(title) + 16)
+    height = _TITLE + rows * panel_height
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="{_FONT}">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="8" y="{_TITLE - 12}">{title}</text>',
+    ]
+    for head in range(num_heads):
+        left = (head % columns) * panel_width
+        top = _TITLE + (head // columns) * panel_height
+        grid_left, grid_top = left + label_width, top + _HEAD_TITLE
+        grid_bottom = grid_top + _CELL * len(output_pieces)
+        parts.append(
+            f'<text x="{grid_left + _CELL * len(source_pieces) / 2}" y="{top + 14}" '
+            f'text-anchor="middle">head {head + 1}</text>'
+        )
+        for row, output_piece in enumerate(output_pieces):
+            y = grid_top + row * _CELL
+            parts.append(
+                f'<text x="{grid_left - 4}" y="{y + _CELL / 2}" text-anchor="end" '
+                f'dominant-baseline="middle">{escape(output_piece)}</text>'
+            )
+            for column, source_piece in enumerate(source_pieces):
+                weight = float(weights[head, row, column])
+                tooltip = escape(f"{output_piece} ← {source_piece}: {weight:.3f}")
+                parts.append(
+                    f'<rect x="{grid_left + column * _CELL}" y="{y}" width="{_CELL}" '
+                    f'height="{_CELL}" fill={quoteattr(viridis(weight))}>'
+                    f"<title>{tooltip}</title></rect>"
+                )
+        for column, source_piece in enumerate(source_pieces):
+            x = grid_left + column * _CELL + _CELL / 2
+            parts.append(
+                f'<text transform="translate({x} {grid_bottom + 4}) rotate(-90)" '
+                f'text-anchor="end" dominant-baseline="middle">{escape(source_piece)}</text>'
+            )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
 
 
 def plot_cross_attention(translator: ModelTranslator, sentence: str, path: str) -> str:
-    """Translates ``sentence`` and saves one heat map per head to ``path`` (PNG); returns the
-    translation. Rows are output pieces, columns source pieces.
+    """Translates ``sentence`` and saves its heat maps (:func:`attention_svg`) to ``path``, an
+    SVG file written atomically; returns the translation.
 
     Example:
-        >>> plot_cross_attention(translator, "Ein Hund rennt.", "/tmp/attention.png")
+        >>> plot_cross_attention(translator, "Ein Hund rennt.", "/tmp/attention.svg")
     """
     outputs = translator.cross_attention(tf.constant([sentence]))
     source_pieces = [p.decode() for p in outputs["source_pieces"][0].numpy() if p]
     output_pieces = [p.decode() for p in outputs["target_pieces"][0].numpy() if p]
     # (heads, target_len, source_len), without the padding.
     last_layer = outputs["attention"][0, :, : len(output_pieces), : len(source_pieces)].numpy()
-    num_heads = last_layer.shape[0]
-    columns = min(num_heads, 4)
-    rows = (num_heads + columns - 1) // columns
-    size = 0.35 * max(len(source_pieces), len(output_pieces)) + 2
-    figure, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size), squeeze=False)
-    for head, axis in enumerate(axes.flat):
-        if head >= num_heads:
-            axis.axis("off")
-            continue
-        axis.imshow(last_layer[head], cmap="viridis", vmin=0.0, vmax=1.0)
-        axis.set_title(f"head {head + 1}")
-        axis.set_xticks(range(len(source_pieces)), source_pieces, rotation=90)
-        axis.set_yticks(range(len(output_pieces)), output_pieces)
-    figure.suptitle("Encoder-decoder attention, last decoder layer")
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    atomic_write_text(path, attention_svg(last_layer, source_pieces, output_pieces))
     return outputs["translation"][0].numpy().decode("utf-8", errors="replace")

@@ -23,8 +23,6 @@ import collections
 import dataclasses
 from collections.abc import Sequence
 
-import sacremoses
-
 from data_pipeline import DataError, Multi30k
 from data_pipeline.multi30k import has_tokenized_references
 
@@ -47,6 +45,8 @@ def moses_preprocess(lines: Sequence[str], language: str) -> list[str]:
         >>> moses_preprocess(['Ein Schild: „Tee & Kuchen.“'], "de")
         ['ein schild : &quot; tee &amp; kuchen &quot; .']
     """
+    import sacremoses  # here: its import compiles its rules (a second), which export.py skips
+
     normalizer = sacremoses.MosesPunctNormalizer(lang=language, perl_parity=True)
     tokenizer = sacremoses.MosesTokenizer(lang=language)
     return [

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -214,7 +215,7 @@ def test_translate_files_keep_order_and_saved_model_matches(workdir, tiny_saved_
 
 
 def test_interactive_translate_plots_and_exits_cleanly_on_eof(workdir, tmp_path):
-    plot = tmp_path / "attention.png"
+    plot = tmp_path / "attention.svg"
     completed = run_in_process(
         "translate.py",
         f"--workdir={workdir}",
@@ -222,7 +223,17 @@ def test_interactive_translate_plots_and_exits_cleanly_on_eof(workdir, tmp_path)
         stdin="Ein Hund rennt.\n",
     )
     assert completed.returncode == 0 and "Traceback" not in completed.stderr
-    assert completed.stdout.startswith("> ") and plot.stat().st_size > 1000
+    assert completed.stdout.startswith("> ")
+    svg = ElementTree.parse(plot).getroot()
+    heads = json.loads(Path(workdir, "config.json").read_text())["model"]["num_heads"]
+    labels = list(svg.iter("{http://www.w3.org/2000/svg}text"))
+    assert [t.text for t in labels if t.text.startswith("head ")] == ["head 1", "head 2"][:heads]
+    source = "".join(t.text for t in labels if "rotate" in t.get("transform", ""))
+    assert source.replace("▁", " ").strip().startswith("Ein Hund rennt.")
+
+    png = run_in_process("translate.py", f"--workdir={workdir}", "--plot_attention=a.png")
+    assert png.returncode == 1 and "Traceback" not in png.stderr
+    assert "--plot_attention writes an SVG image: give it a file name ending in .svg" in png.stderr
 
 
 def test_interactive_translate_exits_cleanly_on_ctrl_c(workdir):
@@ -255,7 +266,7 @@ def test_ensemble_errors_are_one_line(workdir, tiny_saved_model, workdir_with_an
     for args, message in [
         ([f"--workdir={workdir}", f"--ensemble={workdir_with_another_tokenizer}"], "differs"),
         ([f"--saved_model={tiny_saved_model}", ensemble], "--ensemble needs --workdir"),
-        ([f"--workdir={workdir}", ensemble, "--plot_attention=a.png"], "drop --ensemble"),
+        ([f"--workdir={workdir}", ensemble, "--plot_attention=a.svg"], "drop --ensemble"),
     ]:
         completed = run_in_process("translate.py", *args, "--input=-", stdin="Ein Hund.\n")
         assert completed.returncode != 0 and message in completed.stderr, completed.stderr

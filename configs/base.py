@@ -90,7 +90,7 @@ def get_config() -> ml_collections.ConfigDict:
     config.train.log_every = 50  # steps between logs: loss, accuracy, learning rate, speed
     config.train.checkpoint_every = 500  # steps between checkpoints (with the data position)
     config.train.keep_checkpoints = 3  # newest checkpoints kept (the best one is kept apart)
-    config.train.eval_every = 1000  # steps between validations: loss, greedy BLEU (best: best/)
+    config.train.eval_every = 1000  # steps between validations (loss, greedy BLEU; best/); 0: none
     config.train.eval_max_sentences = 500  # validation BLEU on the first N sentences (bounded time)
 
     # Search defaults come from decoding.SearchOptions, where each is defined once.

@@ -32,7 +32,6 @@ POSITIVE_INTS = (
     "train.log_every",
     "train.checkpoint_every",
     "train.keep_checkpoints",
-    "train.eval_every",
     "decode.beam_size",
 )
 
@@ -64,6 +63,13 @@ def validate(config: ml_collections.ConfigDict) -> None:
             value,
             "expected a positive integer",
         )
+    eval_every = config.train.eval_every
+    _require(
+        isinstance(eval_every, int) and not isinstance(eval_every, bool) and eval_every >= 0,
+        "train.eval_every",
+        eval_every,
+        "expected a non-negative integer (0: no validation)",
+    )
     model = config.model
     _require(
         model.d_model % model.num_heads == 0,

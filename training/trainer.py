@@ -92,23 +92,17 @@ class _Trainer:
         if warning:
             logging.warning(warning)
 
+        # train.eval_every = 0: no validation, so no validation split, pipeline or traces.
+        self.validating = config.train.eval_every > 0
+        validation_split = config.data.validation_split
         self.pairs, self.tokenizer = load_data(
-            config, self.output_dir, [config.data.validation_split]
+            config, self.output_dir, [validation_split] if self.validating else []
         )
         # Each worker reads its own share of the batches through a plain iterator, which (unlike
         # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
         self.worker_index, num_workers = distribute.worker_index_and_count(self.strategy)
         train_pairs = self.pairs[config.data.train_split]
         train_batches = training_batches(config, train_pairs, self.tokenizer)
-        self.validation_sets = validation_sets(config, self.pairs[config.data.validation_split])
-        self.validation_batches = data_pipeline.make_batches(
-            self.pairs[config.data.validation_split],
-            self.tokenizer,
-            max_length=config.data.max_length,
-            tokens_per_batch=config.data.tokens_per_batch,
-            shuffle=False,
-            seed=0,
-        )
         self.iterator = iter(train_batches.shard(num_workers, self.worker_index))
         self.data_settings = data_settings(config, num_workers)
         self.data_position = tf.train.Checkpoint(
@@ -134,6 +128,27 @@ class _Trainer:
             self.best_checkpoint, self.best_dir, max_to_keep=1
         )
         self.train_step = self._make_train_step()
+        if self.validating:
+            self._set_up_validation(self.pairs[validation_split])
+        self.tensorboard_dir = os.path.join(workdir, "tensorboard")
+        with writing(self.tensorboard_dir):
+            self.writer = (
+                tf.summary.create_file_writer(self.tensorboard_dir)
+                if self.chief
+                else tf.summary.create_noop_writer()
+            )
+
+    def _set_up_validation(self, pairs: tf.data.Dataset) -> None:
+        config = self.config
+        self.validation_sets = validation_sets(config, pairs)
+        self.validation_batches = data_pipeline.make_batches(
+            pairs,
+            self.tokenizer,
+            max_length=config.data.max_length,
+            tokens_per_batch=config.data.tokens_per_batch,
+            shuffle=False,
+            seed=0,
+        )
         self.eval_step = tf.function(  # one trace for every batch shape
             self._eval_step,
             input_signature=[self.validation_batches.element_spec],
@@ -148,13 +163,6 @@ class _Trainer:
                 max_length_offset=config.decode.max_length_offset,
             ),
         )
-        self.tensorboard_dir = os.path.join(workdir, "tensorboard")
-        with writing(self.tensorboard_dir):
-            self.writer = (
-                tf.summary.create_file_writer(self.tensorboard_dir)
-                if self.chief
-                else tf.summary.create_noop_writer()
-            )
 
     @property
     def step(self) -> int:
@@ -350,7 +358,7 @@ class _Trainer:
                     window = dict.fromkeys(window, 0.0)
                 if step % config.checkpoint_every == 0 or step == config.steps:
                     self.save()
-                if step % config.eval_every == 0 or step == config.steps:
+                if self.validating and (step % config.eval_every == 0 or step == config.steps):
                     values = self.validate()
                     result.validation_loss = values["validation_loss"]
                     result.validation_bleu = values["validation_bleu"]

@@ -37,6 +37,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
         ),
         ("model.activation_dropout", -0.2, r"config.model.activation_dropout = -0.2 is invalid"),
         ("train.steps", 0, r"config.train.steps = 0 is invalid: expected a positive integer"),
+        (
+            "train.eval_every",
+            -1,
+            r"config.train.eval_every = -1 is invalid: expected a non-negative integer \(0: no",
+        ),
         ("model.num_decoder_layers", 0, r"config.model.num_decoder_layers = 0 is invalid"),
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
         ("train.distribution", "horovod", r"config.train.distribution = 'horovod' is invalid"),

@@ -109,7 +109,7 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     overrides = (
         "--config.train.steps=40",
         "--config.train.checkpoint_every=5",
-        "--config.train.eval_every=1000",
+        "--config.train.eval_every=0",
     )
     process = run_train_py(workdir, small_corpus, *overrides)
     deadline = time.time() + 240
@@ -126,7 +126,7 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     # The rerun (here in-process: train.py runs nothing but trainer.train) resumes from it, and
     # the disk fills up while it writes its first checkpoint: one line, and after space is
     # freed the next rerun resumes from the same checkpoint.
-    config = tiny_config(small_corpus, steps=40, checkpoint_every=5, eval_every=1000)
+    config = tiny_config(small_corpus, steps=40, checkpoint_every=5, eval_every=0)
     refused = os.path.join(workdir, "checkpoints", f"ckpt-{saved + 5}")
     real_save = tf.train.CheckpointManager.save
 
@@ -258,7 +258,7 @@ def test_mirrored_two_devices_matches_one_device(small_corpus, tiny_tokenizer, t
     assert len(tf.config.list_logical_devices("CPU")) == 2  # set up in tests/conftest.py
     losses = {}
     for distribution in ("default", "mirrored"):
-        config = tiny_config(small_corpus, distribution=distribution)
+        config = tiny_config(small_corpus, distribution=distribution, eval_every=0)
         run = trainer._Trainer(config, new_workdir(tmp_path, tiny_tokenizer, distribution))
         losses[distribution] = [float(run.train_step(run.iterator)[0]) for _ in range(4)]
     assert run.strategy.num_replicas_in_sync == 2
@@ -287,7 +287,7 @@ def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
                 "--config.train.distribution=multi_worker",
                 "--config.train.steps=4",
                 "--config.train.checkpoint_every=2",
-                "--config.train.eval_every=1000",
+                "--config.train.eval_every=0",
                 env=env,
             )
         )
@@ -308,7 +308,7 @@ def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
 def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     small_corpus, tiny_tokenizer, tmp_path
 ):
-    config = tiny_config(small_corpus, steps=30, checkpoint_every=10, eval_every=1000)
+    config = tiny_config(small_corpus, steps=30, checkpoint_every=10, eval_every=0)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     run = trainer._Trainer(config, workdir)
     healthy_step = run.train_step
@@ -326,7 +326,7 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
 
 def test_subword_sampling_trains_and_resumes(small_corpus, tiny_tokenizer, tmp_path, caplog):
     # Subword sampling builds a new epoch on every pass.
-    config = tiny_config(small_corpus, steps=10, checkpoint_every=10, eval_every=1000)
+    config = tiny_config(small_corpus, steps=10, checkpoint_every=10, eval_every=0)
     config.tokenizer.sampling_alpha = 0.3
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     assert trainer.train(config, workdir).step == 10
@@ -338,6 +338,21 @@ def test_subword_sampling_trains_and_resumes(small_corpus, tiny_tokenizer, tmp_p
     assert "the data restarts" not in caplog.text  # the saved position was restored
     assert result.step == 20 and latest_step(workdir) == 20
     assert all(np.isfinite(loss) for _, loss in result.train_losses)
+
+
+def test_without_validation_a_corpus_needs_no_validation_split(
+    small_corpus, tiny_tokenizer, tmp_path
+):
+    corpus = tmp_path / "training-pairs-only"
+    corpus.mkdir()
+    for language in ("de", "en"):
+        shutil.copy(Path(small_corpus, f"train.{language}"), corpus)
+    config = tiny_config(str(corpus), steps=2, eval_every=0)
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    result = trainer.train(config, workdir)
+    assert result.step == 2 and latest_step(workdir) == 2
+    assert result.validation_bleu is None and result.best_bleu is None
+    assert not Path(workdir, "best").exists() and not Path(workdir, "eval").exists()
 
 
 def test_extra_train_data_joins_the_training_pairs(small_corpus, tiny_tokenizer):
@@ -365,7 +380,7 @@ def test_extra_train_data_joins_the_training_pairs(small_corpus, tiny_tokenizer)
 def test_changed_data_settings_restart_the_data_on_resume(
     small_corpus, tiny_tokenizer, tmp_path, caplog
 ):
-    config = tiny_config(small_corpus, steps=4, checkpoint_every=4, eval_every=1000)
+    config = tiny_config(small_corpus, steps=4, checkpoint_every=4, eval_every=0)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     trainer.train(config, workdir)
     config.train.steps, config.data.max_length = 6, 40

@@ -21,7 +21,10 @@ _WORKDIR = flags.DEFINE_string(
 def main(argv: list[str]) -> None:
     del argv
     result = train(_CONFIG.value, _WORKDIR.value)
-    print(f"Finished at step {result.step}; best validation BLEU {result.best_bleu}.")
+    if result.best_bleu is None:
+        print(f"Finished at step {result.step}; no validation score (train.eval_every = 0).")
+    else:
+        print(f"Finished at step {result.step}; best validation BLEU {result.best_bleu:.2f}.")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import keras
 import tensorflow as tf
 
 from transformer.attention import MultiHeadAttention
+from transformer.building import SublayersBuildOnFirstCall
 from transformer.dense import Dense
 from transformer.dropout import Dropout, check_dropout_rate, sublayer_dropout_rates
 from transformer.masks import causal_mask
@@ -23,7 +24,7 @@ from transformer.normalization import LayerNormalization
 LayerCache = tuple[tf.Tensor, tf.Tensor]
 
 
-class FeedForward(keras.layers.Layer):
+class FeedForward(SublayersBuildOnFirstCall, keras.layers.Layer):
     """Position-wise feed-forward network: ``Dense(d_model)(relu(Dense(d_ff)(x)))``.
 
     Example:
@@ -48,7 +49,7 @@ class FeedForward(keras.layers.Layer):
         return config
 
 
-class _TransformerLayer(keras.layers.Layer):
+class _TransformerLayer(SublayersBuildOnFirstCall, keras.layers.Layer):
     """What encoder and decoder layers share: self-attention and feed-forward blocks, residuals.
 
     Args:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from transformer.building import SublayersBuildOnFirstCall
 from transformer.dense import Dense
 from transformer.dropout import Dropout, sublayer_dropout_rates
 from transformer.embedding import TokenEmbedding
@@ -28,7 +29,7 @@ DecodeCache = dict
 SHARED_EMBEDDINGS = ("all", "target", "none")
 
 
-class Transformer(keras.Model):
+class Transformer(SublayersBuildOnFirstCall, keras.Model):
     """Encoder-decoder Transformer returning float32 vocabulary logits.
 
     Args:

@@ -107,7 +107,7 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
 ):
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     overrides = (
-        "--config.train.steps=40",
+        "--config.train.steps=30",
         "--config.train.checkpoint_every=5",
         "--config.train.eval_every=0",
     )
@@ -118,7 +118,7 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     process.send_signal(signal.SIGKILL)
     process.communicate()
     saved = latest_step(workdir)
-    assert 10 <= saved < 40, "the run should have been killed mid-way"
+    assert 10 <= saved < 30, "the run should have been killed mid-way"
     # A checkpoint whose write was cut off: files exist, but the state file does not name it.
     for suffix in (".index", ".data-00000-of-00001"):
         Path(workdir, "checkpoints", f"ckpt-{saved + 5}{suffix}").write_bytes(b"\0half")
@@ -126,7 +126,7 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     # The rerun (here in-process: train.py runs nothing but trainer.train) resumes from it, and
     # the disk fills up while it writes its first checkpoint: one line, and after space is
     # freed the next rerun resumes from the same checkpoint.
-    config = tiny_config(small_corpus, steps=40, checkpoint_every=5, eval_every=0)
+    config = tiny_config(small_corpus, steps=30, checkpoint_every=5, eval_every=0)
     refused = os.path.join(workdir, "checkpoints", f"ckpt-{saved + 5}")
     real_save = tf.train.CheckpointManager.save
 
@@ -148,21 +148,21 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     )
     assert latest_step(workdir) == saved and not Path(f"{refused}_temp").exists()
     monkeypatch.undo()
-    assert trainer.train(config, workdir).step == 40
+    assert trainer.train(config, workdir).step == 30
     assert resuming in capsys.readouterr().out
-    assert latest_step(workdir) == 40
+    assert latest_step(workdir) == 30
 
     # The resumed run is the uninterrupted run: same data position, step and learning rate.
     reference = new_workdir(tmp_path, tiny_tokenizer, "reference")
     trainer.train(config, reference)
-    reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-40"))
+    reference_weights = tf.train.load_checkpoint(os.path.join(reference, "checkpoints", "ckpt-30"))
     names = [
         name
-        for name, _ in tf.train.list_variables(os.path.join(reference, "checkpoints", "ckpt-40"))
+        for name, _ in tf.train.list_variables(os.path.join(reference, "checkpoints", "ckpt-30"))
         if name.startswith("model/") or "iterations" in name or "learning_rate" in name
     ]
     assert any("iterations" in name for name in names)
-    resumed_weights = tf.train.load_checkpoint(os.path.join(workdir, "checkpoints", "ckpt-40"))
+    resumed_weights = tf.train.load_checkpoint(os.path.join(workdir, "checkpoints", "ckpt-30"))
     for name in names:
         np.testing.assert_allclose(
             resumed_weights.get_tensor(name),

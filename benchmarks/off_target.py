@@ -98,6 +98,17 @@ def main(argv: Sequence[str]) -> None:
             "target language to miss."
         )
     directions = direction_names(config.data.name, "all", _SPLIT.value)
+    outputs = {}  # label -> (hypotheses, references), all read before the slower word counts
+    for label, data_name in directions.items():
+        stem = output_stem(os.path.join(_WORKDIR.value, "eval"), data_name, _SPLIT.value)
+        hypotheses = _lines(f"{stem}.beam{_BEAM_SIZE.value}.hyp")
+        references = _lines(f"{stem}.ref")
+        if len(hypotheses) != len(references):
+            raise ConfigError(
+                f"{stem}: {len(hypotheses)} hypotheses but {len(references)} references; rerun "
+                "evaluate.py."
+            )
+        outputs[label] = hypotheses, references
     languages = sorted({_target(label) for label in directions})
     texts = {}
     for language in languages:
@@ -115,16 +126,8 @@ def main(argv: Sequence[str]) -> None:
         },
     )
     total = off_total = 0
-    for label, data_name in directions.items():
+    for label, (hypotheses, references) in outputs.items():
         target = _target(label)
-        stem = output_stem(os.path.join(_WORKDIR.value, "eval"), data_name, _SPLIT.value)
-        hypotheses = _lines(f"{stem}.beam{_BEAM_SIZE.value}.hyp")
-        references = _lines(f"{stem}.ref")
-        if len(hypotheses) != len(references):
-            raise ConfigError(
-                f"{stem}: {len(hypotheses)} hypotheses but {len(references)} references; rerun "
-                "evaluate.py."
-            )
         off_target = [line for line in hypotheses if namer.language(line) not in (target, None)]
         misnamed = sum(namer.language(line) not in (target, None) for line in references)
         total, off_total = total + len(hypotheses), off_total + len(off_target)

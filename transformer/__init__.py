@@ -3,7 +3,8 @@
 Modules, in reading order: ``masks`` (the one boolean mask convention), ``dense`` (a Dense
 layer that skips ``tensordot``), ``attention`` (scaled dot-product and multi-head attention),
 ``dropout`` and ``normalization`` (dropout and layer norm, made cheaper for CPUs), ``embedding``
-(scaled token embeddings and sinusoidal positions), ``layers`` (encoder and decoder layers),
+(scaled token embeddings and sinusoidal positions), ``building`` (a ``build()`` for layers made
+of self-building sublayers), ``layers`` (encoder and decoder layers),
 ``model`` (the ``Transformer``).
 """
 

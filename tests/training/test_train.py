@@ -308,20 +308,20 @@ def test_multi_worker_trains_and_writes_one_consistent_checkpoint(
 def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     small_corpus, tiny_tokenizer, tmp_path
 ):
-    config = tiny_config(small_corpus, steps=30, checkpoint_every=10, eval_every=0)
+    config = tiny_config(small_corpus, steps=12, checkpoint_every=4, eval_every=0)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     run = trainer._Trainer(config, workdir)
     healthy_step = run.train_step
 
     def poisoned_step(iterator):
         results = healthy_step(iterator)
-        return results if run.step <= 15 else [results[0] * float("nan"), *results[1:]]
+        return results if run.step <= 7 else [results[0] * float("nan"), *results[1:]]
 
     run.train_step = poisoned_step
-    with pytest.raises(trainer.TrainingError, match="loss became nan at step 16"):
+    with pytest.raises(trainer.TrainingError, match="loss became nan at step 8"):
         run.run()
-    assert latest_step(workdir) == 10
-    assert not Path(workdir, "checkpoints", "ckpt-16.index").exists()
+    assert latest_step(workdir) == 4  # step 8 was due a checkpoint: not written
+    assert not Path(workdir, "checkpoints", "ckpt-8.index").exists()
 
 
 def test_subword_sampling_trains_and_resumes(small_corpus, tiny_tokenizer, tmp_path, caplog):
@@ -384,9 +384,9 @@ def test_changed_data_settings_restart_the_data_on_resume(
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     trainer.train(config, workdir)
     config.train.steps, config.data.max_length = 6, 40
+    run = trainer._Trainer(config, workdir)
     with caplog.at_level(logging.WARNING):
-        result = trainer.train(config, workdir)
-    assert result.step == 6
+        assert run.run().step == 6
     assert "data.max_length 48 -> 40" in caplog.text
     assert "the data restarts from the beginning" in caplog.text
 
@@ -394,7 +394,6 @@ def test_changed_data_settings_restart_the_data_on_resume(
     position = os.path.join(workdir, "checkpoints", "data-worker0-6")
     tf.train.Checkpoint(iterator=iter(tf.data.Dataset.range(3))).write(position)
     caplog.clear()
-    run = trainer._Trainer(config, workdir)
     with caplog.at_level(logging.WARNING):
         run.restore()
     assert run.step == 6 and "saved without its data settings" in caplog.text

@@ -227,7 +227,9 @@ def test_interactive_translate_plots_and_exits_cleanly_on_eof(workdir, tmp_path)
     svg = ElementTree.parse(plot).getroot()
     heads = json.loads(Path(workdir, "config.json").read_text())["model"]["num_heads"]
     labels = list(svg.iter("{http://www.w3.org/2000/svg}text"))
-    assert [t.text for t in labels if t.text.startswith("head ")] == ["head 1", "head 2"][:heads]
+    assert [t.text for t in labels if t.text.startswith("head ")] == [
+        f"head {head + 1}" for head in range(heads)
+    ]
     source = "".join(t.text for t in labels if "rotate" in t.get("transform", ""))
     assert source.replace("▁", " ").strip().startswith("Ein Hund rennt.")
 

@@ -194,17 +194,19 @@ class ModelTranslator(tf.Module):
     def _tagged(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
         """The sources as the model reads them: each with its target language's tag."""
         languages = tf.constant(self.languages)
-        listed = ", ".join(self.languages)
-        known = tf.reduce_all(tf.reduce_any(target_lang[:, None] == languages[None, :], axis=1))
+        known = tf.reduce_any(target_lang[:, None] == languages[None, :], axis=1)  # (batch,)
+        first_unknown = tf.concat([tf.boolean_mask(target_lang, ~known), [""]], axis=0)[0]
+        # The words of common.language_tags.check_language, for the first unknown language.
+        unknown_message = tf.strings.join(
+            [
+                "Unknown target language '",
+                first_unknown,
+                f"': this model translates into {', '.join(self.languages)}.",
+            ]
+        )
         same_size = tf.equal(tf.size(text), tf.size(target_lang))
         checks = [
-            tf.debugging.Assert(
-                known,
-                [
-                    f"Unknown target language: this model translates into {listed}; got",
-                    target_lang,
-                ],
-            ),
+            tf.debugging.Assert(tf.reduce_all(known), [unknown_message]),
             tf.debugging.Assert(same_size, ["Give one target_lang for each text."]),
         ]
         with tf.control_dependencies(checks):

@@ -96,15 +96,17 @@ def _numpy_function(
 
 def _client_message(message: str) -> str:
     """The model's own words: an in-graph assertion's message on one line (the graph's failing
-    node and call stack left out), else TensorFlow's message.
+    node and call stack left out; the quotes TensorFlow escaped, unescaped), else TensorFlow's
+    message.
 
     Example:
-        >>> _client_message("Graph execution error:\n\nassertion failed: [Unknown] [cs]\n\t [[A]]")
-        'Unknown cs'
+        >>> _client_message("Graph execution error:\n\nassertion failed: [No \\'cs\\']\n\t [[A]]")
+        "No 'cs'"
     """
     for line in message.splitlines():
         if line.startswith(_ASSERTION):
-            return line[len(_ASSERTION) :].replace("[", "").replace("]", "").strip()
+            words = line[len(_ASSERTION) :].replace("[", "").replace("]", "").strip()
+            return words.replace("\\'", "'").replace('\\"', '"')
     return message
 
 

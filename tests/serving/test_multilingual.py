@@ -60,7 +60,8 @@ def test_an_unknown_or_missing_language_is_a_400_naming_the_models_languages(cli
     rows = [{"text": "Ein Hund.", "target_lang": "fr"}, {"text": "Ja", "target_lang": "cs"}]
     answer = client.post(predict, json={"instances": rows})
     assert answer.status_code == 400, answer.text
-    assert "translates into de, en, fr" in answer.json()["error"]
+    expected = "Unknown target language 'cs': this model translates into de, en, fr."
+    assert answer.json()["error"] == expected
     assert "\n" not in answer.json()["error"]
     missing = client.post(predict, json={"instances": ["Ein Hund."]})
     assert missing.status_code == 400, missing.text

@@ -106,11 +106,19 @@ def check_language(target_lang: str | None, languages: Sequence[str]) -> str | N
             "choose one as the target language."
         )
     if target_lang not in languages:
-        raise UnknownLanguageError(
-            f"Unknown target language {target_lang!r}: this model translates into "
-            f"{', '.join(languages)}."
-        )
+        raise UnknownLanguageError(unknown_language_message(target_lang, languages))
     return target_lang
+
+
+def unknown_language_message(target_lang: str, languages: Sequence[str]) -> str:
+    """The words for a target language the model lacks (also built in-graph around the code).
+
+    Example:
+        >>> unknown_language_message("xx", ("de", "fr"))
+        "Unknown target language 'xx': this model translates into de, fr."
+    """
+    listed = ", ".join(languages)
+    return f"Unknown target language '{target_lang}': this model translates into {listed}."
 
 
 def tag_rows(

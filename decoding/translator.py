@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import tensorflow as tf
 
-from common.language_tags import tag_sentences
+from common.language_tags import tag_sentences, unknown_language_message
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from data_pipeline.multilingual import tag_in_graph
 from decoding.ensemble import Ensemble
@@ -196,14 +196,8 @@ class ModelTranslator(tf.Module):
         languages = tf.constant(self.languages)
         known = tf.reduce_any(target_lang[:, None] == languages[None, :], axis=1)  # (batch,)
         first_unknown = tf.concat([tf.boolean_mask(target_lang, ~known), [""]], axis=0)[0]
-        # The words of common.language_tags.check_language, for the first unknown language.
-        unknown_message = tf.strings.join(
-            [
-                "Unknown target language '",
-                first_unknown,
-                f"': this model translates into {', '.join(self.languages)}.",
-            ]
-        )
+        before, after = unknown_language_message("\0", self.languages).split("\0")
+        unknown_message = tf.strings.join([before, first_unknown, after])
         same_size = tf.equal(tf.size(text), tf.size(target_lang))
         checks = [
             tf.debugging.Assert(tf.reduce_all(known), [unknown_message]),

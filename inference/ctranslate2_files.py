@@ -13,7 +13,9 @@ import os
 from common.errors import UserError
 from decoding.options import SearchOptions
 
-QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16", "bfloat16")
+# The weight types an export can have. Not bfloat16: CTranslate2 converts weights to it only
+# with PyTorch installed, which nothing else here needs.
+QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
 DECODING_FILE = "decoding.json"
 TOKENIZER_FILE = "spm.model"
 

@@ -1,5 +1,6 @@
 """Shared test set-up: quiet TensorFlow logs, repository root on sys.path, fixed seeds."""
 
+import contextlib
 import dataclasses
 import fcntl
 import gzip
@@ -8,6 +9,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from unittest import mock
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -26,15 +28,75 @@ tf.config.set_logical_device_configuration(
 )
 
 
+# Fixtures whose set-up trains, exports or prepares a data set: every test that needs one (even
+# through another fixture) is marked ``slow``.
+SLOW_FIXTURES = ("tfds_dir", "tiny_multilingual_run")
+
+
 def pytest_collection_modifyitems(items):
-    """Marks ``slow`` every test that needs ``tfds_dir`` (Multi30k prepared, ``tiny_run``
-    trained on it: tens of seconds), so that ``-m "not slow"`` leaves them out without a mark
-    on each; then orders the modules for two pytest-xdist processes (see ``_two_queue_order``).
+    """Marks ``slow`` every test that needs one of :data:`SLOW_FIXTURES` (Multi30k prepared,
+    ``tiny_run`` trained on it, the multilingual run: tens of seconds), so that ``-m "not slow"``
+    leaves them out without a mark on each; then orders the modules for two pytest-xdist
+    processes (see ``_two_queue_order``). A test that is not marked ``slow`` and still trains,
+    exports or prepares data fails (:func:`pytest_runtest_setup`).
     """
     for item in items:
-        if "tfds_dir" in getattr(item, "fixturenames", ()):
+        if set(SLOW_FIXTURES) & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     items[:] = _two_queue_order(items)
+
+
+def _slow_work():
+    """``(what, object, attribute)``: the entry points of the work that makes a test slow; each
+    is looked up when called, so patching it here catches every caller."""
+    import ctranslate2
+    import sentencepiece
+    import tensorflow_datasets as tfds
+
+    from inference import ctranslate2_export, export
+    from training import trainer
+
+    return [
+        ("trains a model", trainer, "build_model"),  # the trainer's, once its data is read
+        ("trains a tokenizer", sentencepiece.SentencePieceTrainer, "train"),
+        ("prepares a TFDS data set", tfds.core.DatasetBuilder, "download_and_prepare"),
+        ("exports a SavedModel", export, "atomic_directory"),
+        ("exports a CTranslate2 model", ctranslate2_export, "atomic_directory"),
+        ("converts a CTranslate2 model", ctranslate2.converters.Converter, "convert"),
+    ]
+
+
+@contextlib.contextmanager
+def _refusing_slow_work(item):
+    """Within the block (a test's set-up or call), each entry point of :func:`_slow_work` fails
+    the test, unless it is marked ``slow``: markers that mean what they say."""
+    if item.get_closest_marker("slow"):
+        yield
+        return
+    with contextlib.ExitStack() as stack:
+        for what, owner, name in _slow_work():
+
+            def refuse(*args, what=what, **kwargs):
+                pytest.fail(
+                    f"{item.nodeid} {what} but is not marked slow: mark it "
+                    "(@pytest.mark.slow), or add its fixture to tests/conftest.py's SLOW_FIXTURES.",
+                    pytrace=False,
+                )
+
+            stack.enter_context(mock.patch.object(owner, name, refuse))
+        yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _refusing_slow_work(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with _refusing_slow_work(item):
+        return (yield)
 
 
 def _two_queue_order(items):

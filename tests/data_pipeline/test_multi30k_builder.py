@@ -102,6 +102,7 @@ def test_second_load_does_not_read_raw_files(de_en_pairs, tfds_dir, tmp_path, mo
     assert counts == EXPECTED_SIZES
 
 
+@pytest.mark.slow  # prepares a data set
 def test_rebuild_reads_raw_files_again(multi30k_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MULTI30K_DIR", multi30k_dir)
     reads = []
@@ -121,6 +122,7 @@ def test_rebuild_reads_raw_files_again(multi30k_dir, tmp_path, monkeypatch):
     assert int(ds.cardinality()) == 1_014
 
 
+@pytest.mark.slow  # prepares a data set
 def test_missing_files_error(multi30k_dir, tmp_path, monkeypatch):
     for name in ("train.de.gz", "train.en.gz", "val.de.gz"):
         (tmp_path / name).symlink_to(Path(multi30k_dir, name))
@@ -135,6 +137,7 @@ def test_missing_files_error(multi30k_dir, tmp_path, monkeypatch):
     assert "raw.githubusercontent.com/multi30k/dataset" in message
 
 
+@pytest.mark.slow  # prepares a data set
 def test_offline_without_files_error(tmp_path, monkeypatch):
     def offline(self, urls):
         raise ConnectionError("network is unreachable")
@@ -166,6 +169,7 @@ def _serve_downloads(monkeypatch, directory: Path) -> dict[str, str]:
     return requested
 
 
+@pytest.mark.slow  # prepares a data set
 def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
     corrupt = gzip.compress(b"Ein Hund.\n" * 1014)
     raw = _fake_raw_dir(tmp_path, multi30k_dir, {"val.de.gz": corrupt})
@@ -184,6 +188,7 @@ def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
     assert int(ds["test2016"].cardinality()) == 1_000
 
 
+@pytest.mark.slow  # prepares a data set
 def test_checksum_mismatch_error(multi30k_dir, tmp_path, monkeypatch):
     lines = _gz_lines(multi30k_dir, "val.en.gz")
     lines[10] = b"A dog runs on the beach."
@@ -198,6 +203,7 @@ def test_checksum_mismatch_error(multi30k_dir, tmp_path, monkeypatch):
     assert hashlib.sha256(changed).hexdigest() in message
 
 
+@pytest.mark.slow  # prepares a data set
 def test_line_count_mismatch_error(multi30k_dir, tmp_path, monkeypatch):
     lines = _gz_lines(multi30k_dir, "val.en.gz")
     changed = gzip.compress(b"\n".join(lines[:-2] + [b""]))  # Drops the last sentence.
@@ -210,6 +216,7 @@ def test_line_count_mismatch_error(multi30k_dir, tmp_path, monkeypatch):
     assert re.search(r"val\.de\.gz has 1014 lines but .*val\.en\.gz has 1013 lines", message)
 
 
+@pytest.mark.slow  # prepares a data set
 def test_undecodable_bytes_error(multi30k_dir, tmp_path, monkeypatch):
     lines = _gz_lines(multi30k_dir, "val.de.gz")
     lines[41] = lines[41] + b" \xff\xfe"

@@ -173,6 +173,7 @@ def test_separate_vocabularies(de_en, tmp_path):
     assert _round_trip(tgt, [en.decode()]) == [dp.normalize_text(en.decode())]
 
 
+@pytest.mark.slow  # trains a tokenizer
 def test_bpe_round_trip_french_and_czech(raw_lines, tmp_path):
     train = raw_lines("train", "fr") + raw_lines("train", "cs")
     path = dp.train_sentencepiece(train, str(tmp_path / "frcs"), 3000, model_type="bpe")
@@ -183,6 +184,7 @@ def test_bpe_round_trip_french_and_czech(raw_lines, tmp_path):
         assert decoded == [dp.normalize_text(s) for s in sentences], lang
 
 
+@pytest.mark.slow  # trains a tokenizer
 def test_a_full_disk_raises_its_os_error_and_leaves_no_file(tmp_path, monkeypatch):
     def full_disk(path, mode):
         with open(path, mode) as file:  # the part of the model that fitted
@@ -196,6 +198,7 @@ def test_a_full_disk_raises_its_os_error_and_leaves_no_file(tmp_path, monkeypatc
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow  # trains a tokenizer
 def test_too_large_vocabulary_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match=r"vocab_size=5000.*smaller vocab_size \(tokenizer"):
         dp.train_sentencepiece(["Ein Hund.", "A dog."] * 50, str(tmp_path / "m"), 5000)

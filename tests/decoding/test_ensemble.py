@@ -39,38 +39,45 @@ def test_each_step_gives_the_log_of_the_members_mean_probabilities(
         np.testing.assert_allclose(log_probs.numpy().T, expected[:, index], atol=1e-4)
         tokens = tf.constant(ids[:, index], tf.int32)
     # The members disagree, so their mean is neither one of them.
-    alone = mean_log_probs(two_models[:1], sources, ids)
-    assert np.abs(alone - expected).max() > 0.1
+    for member in two_models:
+        assert np.abs(mean_log_probs([member], sources, ids) - expected).max() > 0.1
 
 
 def test_beam_search_scores_its_outputs_with_the_mean_distribution(
     two_models, sources, teacher_forced_scores
 ):
     ensemble = Ensemble(two_models)
-    ids, scores = beam_search(ensemble, sources, replace(LENGTHS, beam_size=3, length_penalty=0.6))
+    options = replace(LENGTHS, beam_size=3, length_penalty=0.6)
+    ids, scores = beam_search(ensemble, sources, options)
     expected = teacher_forced_scores(two_models, sources, ids.numpy(), alpha=0.6)
     np.testing.assert_allclose(scores.numpy(), expected, atol=1e-4)
+    # Neither member alone gives those scores, nor finds those outputs.
+    for member in two_models:
+        alone = teacher_forced_scores([member], sources, ids.numpy(), alpha=0.6)
+        assert np.abs(alone - scores.numpy()).max() > 0.1
+        member_ids, _ = beam_search(member, sources, options)
+        assert member_ids.numpy().tolist() != ids.numpy().tolist()
     # Under XLA the ensemble searches the same way.
     compiled = tf.function(
-        lambda source_ids: beam_search(
-            ensemble, source_ids, replace(LENGTHS, beam_size=3, length_penalty=0.6)
-        )[0],
-        jit_compile=True,
+        lambda source_ids: beam_search(ensemble, source_ids, options)[0], jit_compile=True
     )
     np.testing.assert_array_equal(compiled(sources).numpy(), ids.numpy())
 
 
-def test_an_ensemble_of_one_model_twice_decodes_as_the_model(make_model, sources):
-    model = make_model()
-    ensemble = Ensemble([model, model])
-    np.testing.assert_array_equal(
-        greedy_search(ensemble, sources, LENGTHS).numpy(),
-        greedy_search(model, sources, LENGTHS).numpy(),
-    )
-    ensemble_ids, ensemble_scores = beam_search(ensemble, sources, replace(LENGTHS, beam_size=3))
-    model_ids, model_scores = beam_search(model, sources, replace(LENGTHS, beam_size=3))
-    np.testing.assert_array_equal(ensemble_ids.numpy(), model_ids.numpy())
-    np.testing.assert_allclose(ensemble_scores.numpy(), model_scores.numpy(), atol=1e-5)
+def test_greedy_search_writes_the_mean_distributions_best_token_not_a_members(
+    two_models, sources, mean_log_probs
+):
+    ensemble = Ensemble(two_models)
+    ids = greedy_search(ensemble, sources, LENGTHS).numpy()
+    log_probs = mean_log_probs(two_models, sources, ids)  # teacher-forced, no cache
+    log_probs[..., LENGTHS.never_written] = -np.inf
+    written = ids != LENGTHS.pad_id
+    assert written.sum() > 2 * len(ids)  # (more than one token a sentence to check)
+    chosen = np.take_along_axis(log_probs, ids[..., np.newaxis], -1)[..., 0]
+    np.testing.assert_array_less(log_probs.max(-1)[written] - chosen[written], 1e-5)
+    # Each member alone writes something else.
+    for member in two_models:
+        assert greedy_search(member, sources, LENGTHS).numpy().tolist() != ids.tolist()
 
 
 def test_members_must_share_the_target_vocabulary(make_model):

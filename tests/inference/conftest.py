@@ -6,6 +6,13 @@ import pytest
 
 from data_pipeline import Tokenizer
 from data_pipeline.tokenizer import train_sentencepiece
+from tests.workdirs import at_its_first_checkpoint
+
+
+@pytest.fixture
+def tiny_run_at_its_first_checkpoint(tiny_run, tmp_path) -> str:
+    """The tiny run at its first kept checkpoint (:func:`at_its_first_checkpoint`)."""
+    return at_its_first_checkpoint(tiny_run[0], tmp_path / "earlier")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import ctranslate2
 import keras
 import numpy as np
 import pytest
+import sacrebleu
 import tensorflow as tf
 
 from data_pipeline import Tokenizer
@@ -23,9 +25,10 @@ from inference.ctranslate2_export import (
     export_ctranslate2,
     export_with_length_penalty,
 )
-from inference.ctranslate2_files import ExportError
+from inference.ctranslate2_files import QUANTIZATIONS, ExportError
 from inference.ctranslate2_translator import CTranslate2Translator
 from inference.evaluation import read_split
+from inference.loading import load_translator
 from tests.script_runner import REPO_ROOT, run_in_process
 from transformer import Transformer
 
@@ -163,24 +166,34 @@ def copy_translators(copy_model, tokenizer, validation_sentences):
     return translators
 
 
-@pytest.mark.parametrize(
-    ("beam_size", "quantization", "at_least"),
-    [
-        (1, "float32", 0.99),
-        (4, "float32", 0.99),
-        (1, "int8", 0.90),
-        (4, "int8", 0.90),
-    ],
-)
+# The share of the copy model's translations of validation_sentences that an export of each
+# quantization gives token for token, a few points under the share measured (beam 1, beam 4) on
+# an AMD EPYC without AVX-512, whose CTranslate2 computes int8 and int16 weights as int8_float32:
+# float32 1.0, 1.0 (its scores equal ours within 1e-4); int8 and int8_float32 0.915, 0.925;
+# int16 0.91, 0.925.
+AGREEMENT_AT_LEAST = {"float32": 0.995, "int8": 0.89, "int8_float32": 0.89, "int16": 0.88}
+
+
+@pytest.mark.parametrize("quantization", QUANTIZATIONS)
+@pytest.mark.parametrize("beam_size", [1, 4])
 def test_translations_equal_ours(
-    beam_size, quantization, at_least, copy_translators, validation_sentences, tmp_path
+    beam_size, quantization, copy_translators, validation_sentences, tmp_path
 ):
-    """Token for token."""
+    """Token for token, for every quantization an export can have."""
     translator, ours = copy_translators[beam_size]
     path = export_ctranslate2(translator, str(tmp_path / "ct2"), quantization)
     theirs = CTranslate2Translator(path).translate(validation_sentences, progress=False)
+    assert all(theirs), "an empty translation of a copy model's source"
     equal = np.mean([a == b for a, b in zip(ours, theirs, strict=True)])
+    at_least = AGREEMENT_AT_LEAST[quantization]
     assert equal >= at_least, f"{equal:.1%} of the translations are equal"
+
+
+def test_the_readme_lists_the_quantizations_an_export_can_have():
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    listed = re.search(r"\) runs the same weights \(([^;)]+);", readme)
+    assert listed is not None, "README.md no longer lists CTranslate2's weight types"
+    assert tuple(listed.group(1).split(", ")) == QUANTIZATIONS
 
 
 def test_output_length_limits_are_ours(copy_model, tokenizer, tmp_path):
@@ -223,12 +236,46 @@ def test_each_sentence_of_a_batch_has_its_own_attention(copy_translators, tmp_pa
         np.testing.assert_allclose(batched.attention, alone.attention, atol=1e-6)
 
 
-def test_length_penalty_is_chosen_by_bleu(copy_model, tokenizer, tmp_path):
-    translator = ModelTranslator(copy_model, tokenizer, max_source_length=48)
+@pytest.fixture
+def one_thread(monkeypatch):
+    """Every CTranslate2Translator on one thread: a model this small spends two threads' time
+    keeping them in step (20x slower, measured)."""
+    monkeypatch.setattr(
+        CTranslate2Translator,
+        "__init__",
+        functools.partialmethod(CTranslate2Translator.__init__, threads=1),
+    )
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_length_penalty_is_chosen_by_bleu(tiny_run, validation_sentences, tmp_path):
+    """Against the export's own translations with one length penalty as references, that one
+    scores 100 and is chosen, whether it comes first or last of the candidates; each score is
+    sacreBLEU's of that candidate's translations. A tie goes to the smaller penalty."""
+    translator, _ = load_translator(tiny_run[0], "latest", beam_size=4, jit_compile=False)
     path = export_ctranslate2(translator, str(tmp_path / "ct2"))
-    sources = ["Ein Hund rennt.", "Zwei Männer spielen."]
-    best, scores = choose_length_penalty(path, sources, sources, [0.0, 1.0], progress=False)
-    assert set(scores) == {0.0, 1.0} and scores[best] == max(scores.values())
+    sources, candidates = validation_sentences, [1.0, 0.0]
+    translations = {
+        penalty: CTranslate2Translator(path, length_penalty=penalty).translate(
+            sources, progress=False
+        )
+        for penalty in candidates
+    }
+    differ = [a != b for a, b in zip(translations[0.0], translations[1.0], strict=True)]
+    assert 0 < sum(differ) < len(sources)  # some beams end earlier with the penalty
+    for chosen, other in [(0.0, 1.0), (1.0, 0.0)]:
+        references = translations[chosen]
+        best, scores = choose_length_penalty(path, sources, references, candidates, False)
+        expected = {
+            penalty: sacrebleu.corpus_bleu(hypotheses, [references]).score
+            for penalty, hypotheses in translations.items()
+        }
+        assert scores == pytest.approx(expected)
+        assert scores[other] < scores[chosen] == pytest.approx(100)
+        assert best == chosen
+    same = [source for source, different in zip(sources, differ, strict=True) if not different]
+    best, scores = choose_length_penalty(path, same, same, candidates, progress=False)
+    assert scores[0.0] == scores[1.0] and best == 0.0
 
 
 def test_the_length_penalty_flow_reads_validation_only_to_choose(tiny_run, tmp_path):
@@ -314,14 +361,9 @@ def small_validation_workdir(tiny_run, small_corpus, tmp_path) -> str:
     return str(workdir)
 
 
-def test_export_and_translate_scripts(small_validation_workdir, tmp_path, monkeypatch):
-    # CTranslate2 on one thread: a model this small spends two threads' time keeping them in
-    # step (20x slower, measured), and the tiny model's outputs all run to their length limit.
-    monkeypatch.setattr(
-        CTranslate2Translator,
-        "__init__",
-        functools.partialmethod(CTranslate2Translator.__init__, threads=1),
-    )
+@pytest.mark.usefixtures("one_thread")
+def test_export_and_translate_scripts(small_validation_workdir, tmp_path):
+    # CTranslate2 on one thread: the tiny model's outputs all run to their length limit.
     export = str(tmp_path / "ct2_int8")
     completed = run_in_process(
         "export.py",
@@ -342,6 +384,37 @@ def test_export_and_translate_scripts(small_validation_workdir, tmp_path, monkey
     assert translated.returncode == 0, translated.stderr
     expected = CTranslate2Translator(export).translate(SENTENCES, progress=False)
     assert translated.stdout.splitlines() == expected
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_evaluate_scores_an_export(tiny_run, tiny_ctranslate2, tfds_dir):
+    """``evaluate.py --ctranslate2=DIR``: the export translates the test split and the scores
+    printed are sacreBLEU's of the files it writes."""
+    workdir = tiny_run[0]
+    completed = run_in_process(
+        "evaluate.py", f"--workdir={workdir}", f"--ctranslate2={tiny_ctranslate2}"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert (
+        f"Evaluating CTranslate2 export {tiny_ctranslate2} on multi30k/de-en test2016 (beam 1, "
+        "CTranslate2 length penalty 0.0)." in completed.stdout
+    )
+    stem = os.path.join(workdir, "eval", "ctranslate2-7", "multi30k_de-en.test2016")
+    with open(f"{stem}.beam1.hyp", encoding="utf-8") as file:
+        hypotheses = file.read().split("\n")[:-1]
+    with open(f"{stem}.ref", encoding="utf-8") as file:
+        references = file.read().split("\n")[:-1]
+    sources, expected_references = read_split("multi30k/de-en", "test2016", tfds_dir)
+    assert references == expected_references and len(references) == 1000
+    assert hypotheses == CTranslate2Translator(tiny_ctranslate2).translate(sources, progress=False)
+    printed = completed.stdout.splitlines()
+    for prefix, metric in [
+        ("", sacrebleu.metrics.BLEU()),
+        ("", sacrebleu.metrics.CHRF()),
+        ("lower-cased ", sacrebleu.metrics.BLEU(lowercase=True)),
+    ]:
+        score = metric.corpus_score(hypotheses, [references])
+        assert f"{prefix}{score} (signature: {metric.get_signature()})" in printed
 
 
 @pytest.mark.parametrize(

@@ -4,28 +4,74 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
+import tensorflow as tf
 
 from common.errors import ConfigError
+from common.special_tokens import BOS_ID, PAD_ID
 from decoding.ensemble import Ensemble
+from decoding.search import decode
+from decoding.translator import encode_sources
 from inference.export import SavedModelTranslator, export_saved_model
 from inference.loading import load_model, load_translator
 from rundir.checkpoints import UnreadableCheckpointError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+SENTENCES = [
+    "Ein Hund rennt.",
+    "Zwei Männer stehen auf einer Straße und reden.",
+    "Eine Frau spielt Gitarre.",
+    "Kinder spielen im Park.",
+]
 
 
-def test_an_ensemble_of_a_work_directory_with_itself_translates_as_it_alone(tiny_run, tmp_path):
-    workdir, _ = tiny_run
-    sentences = ["Ein Hund rennt.", "Zwei Männer stehen auf einer Straße und reden."]
-    alone, _ = load_translator(workdir, "latest", beam_size=2)
-    ensemble, path = load_translator(workdir, "latest", beam_size=2, ensemble=[workdir])
-    assert isinstance(ensemble.model, Ensemble) and path.count("ckpt-") == 2
-    translations = alone.translate(sentences, progress=False)
-    assert ensemble.translate(sentences, progress=False) == translations
-    # Exported, the ensemble is one SavedModel that serves the same translations.
+def test_an_ensemble_of_two_work_directories_writes_their_mean_distributions_best_tokens(
+    tiny_run, tiny_run_at_its_first_checkpoint
+):
+    workdir, earlier = tiny_run[0], tiny_run_at_its_first_checkpoint
+    ensemble, path = load_translator(workdir, "latest", ensemble=[earlier])  # greedy (tiny.py)
+    assert isinstance(ensemble.model, Ensemble) and ensemble.beam_size == 1
+    latest = [tf.train.latest_checkpoint(f"{member}/checkpoints") for member in (workdir, earlier)]
+    assert path == ", ".join(latest) and Path(latest[0]).name != Path(latest[1]).name
+    source_ids = encode_sources(
+        ensemble.tokenizer, tf.constant(SENTENCES), ensemble.max_source_length
+    )
+    output_ids = decode(ensemble.model, source_ids, ensemble.options, dynamic_shapes=True)
+    translations = ensemble.translate(SENTENCES, progress=False)
+    assert [t.decode() for t in ensemble.tokenizer.detokenize(output_ids).numpy()] == translations
+    # Neither member alone translates so.
+    members = [load_translator(member, "latest")[0] for member in (workdir, earlier)]
+    for alone in members:
+        assert alone.translate(SENTENCES, progress=False) != translations
+    # Each written token is the best one of the mean of the members' probabilities, each member
+    # loaded on its own and run on the whole output at once (no cache).
+    target_in = tf.concat([tf.fill([len(SENTENCES), 1], BOS_ID), output_ids[:, :-1]], axis=1)
+    probabilities = np.mean(
+        [
+            tf.nn.softmax(alone.model.decode(target_in, *alone.model.encode(source_ids)))
+            for alone in members
+        ],
+        axis=0,
+    )
+    probabilities[..., ensemble.options.never_written] = 0.0
+    ids = output_ids.numpy()
+    written = ids != PAD_ID
+    chosen = np.take_along_axis(probabilities, ids[..., np.newaxis], -1)[..., 0]
+    np.testing.assert_array_less(probabilities.max(-1)[written] - chosen[written], 1e-5)
+
+
+def test_an_exported_ensemble_serves_its_translations(
+    tiny_run, tiny_run_at_its_first_checkpoint, tmp_path
+):
+    workdir, earlier = tiny_run[0], tiny_run_at_its_first_checkpoint
+    ensemble, _ = load_translator(workdir, "latest", beam_size=2, ensemble=[earlier])
+    translations = ensemble.translate(SENTENCES, progress=False)
+    for member in (workdir, earlier):  # (an export of one member would give its translations)
+        alone, _ = load_translator(member, "latest", beam_size=2)
+        assert alone.translate(SENTENCES, progress=False) != translations
     exported = SavedModelTranslator(export_saved_model(ensemble, str(tmp_path / "saved_model")))
-    assert exported.translate(sentences, progress=False) == translations
+    assert exported.translate(SENTENCES, progress=False) == translations
 
 
 def test_an_ensemble_refuses_a_work_directory_with_another_tokenizer(
@@ -71,11 +117,13 @@ def test_a_truncated_checkpoint_stops_the_loading_with_one_line_naming_it(
     shutil.copytree(tiny_run[0], workdir, ignore=shutil.ignore_patterns("eval", "saved_model*"))
     shutil.copytree(workdir / "best", workdir / "averaged", dirs_exist_ok=True)
     directory = {"best": "best", "latest": "checkpoints", "averaged": "averaged"}[which]
-    data = workdir / directory / "ckpt-60.data-00000-of-00001"
+    path = tf.train.latest_checkpoint(str(workdir / directory))
+    data = Path(f"{path}.data-00000-of-00001")
     data.write_bytes(data.read_bytes()[:100])
     with pytest.raises(UnreadableCheckpointError) as raised:
         load_model(str(workdir), which)
+    assert path == f"{workdir}/{directory}/{Path(path).name}"
     assert str(raised.value) == (
-        f"The {which} checkpoint {workdir}/{directory}/ckpt-60 cannot be read (Read less bytes "
-        f"than requested): its files are truncated or corrupt. {advice}"
+        f"The {which} checkpoint {path} cannot be read (Read less bytes than requested): its "
+        f"files are truncated or corrupt. {advice}"
     )

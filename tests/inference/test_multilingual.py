@@ -22,6 +22,7 @@ from rundir.checkpoints import restore_model
 from rundir.model import build_workdir_model
 from tests.conftest import MULTILINGUAL_DIRECTIONS
 from tests.script_runner import run_in_process
+from tests.workdirs import at_its_first_checkpoint
 
 SENTENCES = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball.", "Ein Kind."]
 LANGUAGES = ("de", "en", "fr")
@@ -76,12 +77,23 @@ def test_the_target_language_is_chosen_and_checked(translator):
         translator.translate(SENTENCES)
 
 
-def test_an_ensemble_takes_the_target_language_as_its_one_model_does(workdir, translator):
-    ensemble, _ = load_translator(workdir, "latest", jit_compile=False, ensemble=[workdir])
+def test_an_ensemble_takes_the_target_language_as_its_one_model_does(
+    workdir, translator, tmp_path
+):
+    """Two members (the run at its latest and at its first checkpoint): the ensemble answers
+    each language with its own translations, not one member's, and checks the language."""
+    earlier = at_its_first_checkpoint(workdir, tmp_path / "earlier")
+    ensemble, _ = load_translator(workdir, "latest", jit_compile=False, ensemble=[earlier])
+    swapped, _ = load_translator(earlier, "latest", jit_compile=False, ensemble=[workdir])
+    first, _ = load_translator(earlier, "latest", jit_compile=False)
     assert ensemble.languages == LANGUAGES
+    answers = {}
     for lang in ("fr", "de"):
-        expected = translator.translate(SENTENCES, target_lang=lang, progress=False)
-        assert ensemble.translate(SENTENCES, target_lang=lang, progress=False) == expected
+        answers[lang] = ensemble.translate(SENTENCES, target_lang=lang, progress=False)
+        assert swapped.translate(SENTENCES, target_lang=lang, progress=False) == answers[lang]
+        for member in (translator, first):
+            assert member.translate(SENTENCES, target_lang=lang, progress=False) != answers[lang]
+    assert answers["fr"] != answers["de"]
     with pytest.raises(UnknownLanguageError, match="'cs'.*de, en, fr"):
         ensemble.translate(SENTENCES, target_lang="cs")
 

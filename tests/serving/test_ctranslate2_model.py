@@ -28,8 +28,12 @@ def client(request, tiny_ctranslate2, limits):
 
 @pytest.fixture(scope="module")
 def expected(ctranslate2_served) -> list[str]:
-    outputs = ctranslate2_served.signature("serving_default")(SENTENCES)["translation"]
-    return [output.decode() for output in outputs]
+    """Each sentence translated by the export alone, and each different: a row given another
+    row's translation cannot pass."""
+    serve = ctranslate2_served.signature("serving_default")
+    translations = [serve([sentence])["translation"][0].decode() for sentence in SENTENCES]
+    assert len(set(translations)) == len(translations), translations
+    return translations
 
 
 def test_rows_columns_named_inputs_and_b64_get_the_exports_translations(client, expected):
@@ -76,15 +80,24 @@ def test_cross_attention_gives_one_head_over_the_source_pieces(client, expected)
         json={"signature_name": "cross_attention", "instances": SENTENCES[:2]},
     )
     predictions = answer.json()["predictions"]
-    for prediction, sentence, translation in zip(predictions, SENTENCES, expected, strict=False):
+    assert len(predictions) == 2
+    for prediction, sentence, translation in zip(
+        predictions, SENTENCES[:2], expected[:2], strict=True
+    ):
         assert prediction["translation"] == translation
         source = [piece for piece in prediction["source_pieces"] if piece]
         target = [piece for piece in prediction["target_pieces"] if piece]
         assert "".join(source).replace("▁", " ").strip() == sentence
+        written = "".join(piece for piece in target if piece != "</s>")
+        assert translation and written.replace("▁", " ").strip() == translation
         (head,) = prediction["attention"]  # one head: CTranslate2's alignment head
+        # A row for each target piece, a column for each source piece (both padded alike).
+        assert len(head) == len(prediction["target_pieces"]) >= len(target)
+        assert [len(row) for row in head] == [len(prediction["source_pieces"])] * len(head)
         rows = [row[: len(source)] for row in head[: len(target)]]
         assert all(0.0 < sum(row) <= 1.0 + 1e-5 for row in rows)
         assert all(not any(row[len(source) :]) for row in head)  # padding columns are 0
+        assert not any(map(any, head[len(target) :]))  # and padding rows
 
 
 def test_serving_an_export_loads_no_tensorflow(tiny_ctranslate2):

@@ -8,29 +8,39 @@ from serving.app import create_app
 from serving.batching import BatchingOptions
 from serving.registry import ModelRegistry
 
-SENTENCES = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball.", "Ja"]
-LANGUAGES = ["fr", "de", "fr"]
+# One sentence into two languages, and others: a server that gave every row of a request the
+# first row's language, or another row's sentence, would answer a row wrongly.
+SENTENCES = [
+    "Ein Hund rennt über die Wiese.",
+    "Ein Hund rennt über die Wiese.",
+    "Zwei Männer.",
+    "Ja",
+]
+LANGUAGES = ["fr", "en", "de", "fr"]
+ROWS = [{"text": s, "target_lang": lang} for s, lang in zip(SENTENCES, LANGUAGES, strict=True)]
 
 
 @pytest.fixture(scope="module")
 def models(multilingual_served, multilingual_ctranslate2_served):
-    return [multilingual_served, multilingual_ctranslate2_served]
+    return {"multi": multilingual_served, "multi-ct2": multilingual_ctranslate2_served}
 
 
 @pytest.fixture(scope="module")
 def client(models, limits):
     """Batching on: rows of several requests, in several languages, run as one batch."""
     app = create_app(
-        ModelRegistry(models), limits, BatchingOptions(True, batch_timeout_micros=1000)
+        ModelRegistry(list(models.values())),
+        limits,
+        BatchingOptions(True, batch_timeout_micros=1000),
     )
     with TestClient(app) as client:
         yield client
 
 
-@pytest.fixture(scope="module")
-def expected(multilingual_served) -> list[str]:
-    """Each sentence translated into its language by the SavedModel, one at a time."""
-    serve = multilingual_served.signature("serving_default")  # columns: target_lang, text
+def one_at_a_time(model) -> list[str]:
+    """Each row translated by the model itself (its serving_default called in this process)
+    alone: what the server must answer for it in any request."""
+    serve = model.signature("serving_default")  # columns: target_lang, text
     return [
         serve([lang], [sentence])["translation"][0].decode()
         for sentence, lang in zip(SENTENCES, LANGUAGES, strict=True)
@@ -38,19 +48,21 @@ def expected(multilingual_served) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["multi", "multi-ct2"])
-def test_each_row_is_translated_into_its_own_language(client, name, expected, models):
+def test_each_row_is_translated_into_its_own_language(client, name, models):
+    expected = one_at_a_time(models[name])
+    assert len(set(expected)) == len(expected), f"rows the test cannot tell apart: {expected}"
     predict = f"/v1/models/{name}:predict"
-    rows = [{"text": s, "target_lang": lang} for s, lang in zip(SENTENCES, LANGUAGES, strict=True)]
-    answer = client.post(predict, json={"instances": rows}).json()["predictions"]
+    answer = client.post(predict, json={"instances": ROWS}).json()["predictions"]
+    assert answer == expected
     columns = {"inputs": {"text": SENTENCES, "target_lang": LANGUAGES}}
-    assert client.post(predict, json=columns).json()["outputs"] == answer
-    if name == "multi":
-        assert answer == expected
+    assert client.post(predict, json=columns).json()["outputs"] == expected
+    reversed_rows = client.post(predict, json={"instances": ROWS[::-1]}).json()["predictions"]
+    assert reversed_rows == expected[::-1]
     assert not any("<2" in translation for translation in answer)
     attention = client.post(
-        predict, json={"signature_name": "cross_attention", "instances": rows[:1]}
+        predict, json={"signature_name": "cross_attention", "instances": ROWS[:1]}
     ).json()["predictions"][0]
-    assert attention["translation"] == answer[0]
+    assert attention["translation"] == expected[0]
     assert "<2fr>" in attention["source_pieces"]
 
 

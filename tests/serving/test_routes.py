@@ -29,7 +29,8 @@ def client(request, tiny_served, shout_served, limits):
 def test_row_and_columnar_requests_get_tf_servings_response_shapes(
     client, tiny_served, translate_directly
 ):
-    expected = translate_directly(tiny_served, SENTENCES)
+    expected = [translate_directly(tiny_served, [sentence])[0] for sentence in SENTENCES]
+    assert len(set(expected)) == len(expected), f"rows the test cannot tell apart: {expected}"
     rows = client.post("/v1/models/de-en:predict", json={"instances": SENTENCES})
     assert rows.status_code == 200 and rows.json() == {"predictions": expected}
     named = [{"text": sentence} for sentence in SENTENCES]

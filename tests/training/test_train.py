@@ -560,6 +560,7 @@ def test_a_mixed_precision_step_has_a_finite_loss_and_moves_the_weights(
     precision, small_corpus, tiny_tokenizer, tmp_path
 ):
     config = tiny_config(small_corpus, precision=precision, eval_every=0)
+    config.data.tokens_per_batch = 256  # bfloat16 is slow on a CPU without it: one small batch
     run = trainer._Trainer(config, new_workdir(tmp_path, tiny_tokenizer))
     assert run.model.compute_dtype == precision.removeprefix("mixed_")
     assert all(variable.dtype == "float32" for variable in run.model.trainable_variables)

@@ -38,7 +38,7 @@ def pytest_collection_modifyitems(items):
     ``tiny_run`` trained on it, the multilingual run: tens of seconds), so that ``-m "not slow"``
     leaves them out without a mark on each; then orders the modules for two pytest-xdist
     processes (see ``_two_queue_order``). A test that is not marked ``slow`` and still trains,
-    exports or prepares data fails (:func:`pytest_runtest_setup`).
+    exports or prepares data fails (:func:`pytest_runtest_protocol`).
     """
     for item in items:
         if set(SLOW_FIXTURES) & set(getattr(item, "fixturenames", ())):
@@ -68,8 +68,9 @@ def _slow_work():
 
 @contextlib.contextmanager
 def _refusing_slow_work(item):
-    """Within the block (a test's set-up or call), each entry point of :func:`_slow_work` fails
-    the test, unless it is marked ``slow``: markers that mean what they say."""
+    """Within the block (a test's set-up, call and teardown), each entry point of
+    :func:`_slow_work` fails the test, unless it is marked ``slow``: markers that mean what
+    they say."""
     if item.get_closest_marker("slow"):
         yield
         return
@@ -88,13 +89,9 @@ def _refusing_slow_work(item):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_setup(item):
-    with _refusing_slow_work(item):
-        return (yield)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
+def pytest_runtest_protocol(item, nextitem):
+    """The guard of :func:`_refusing_slow_work` around a test's set-up, call and teardown (so
+    that a test's own monkeypatch of a guarded function is undone before the guard is)."""
     with _refusing_slow_work(item):
         return (yield)
 

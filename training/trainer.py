@@ -398,7 +398,7 @@ def train(config: ml_collections.ConfigDict, workdir: str) -> TrainResult:
     Example:
         >>> result = train(configs.tiny.get_config(), "/tmp/tiny")
         >>> result.step
-        60
+        300
     """
     config_lib.validate(config)
     with writing(kept=lambda: _resume_point(workdir)):

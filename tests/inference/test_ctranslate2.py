@@ -363,7 +363,7 @@ def small_validation_workdir(tiny_run, small_corpus, tmp_path) -> str:
 
 @pytest.mark.usefixtures("one_thread")
 def test_export_and_translate_scripts(small_validation_workdir, tmp_path):
-    # CTranslate2 on one thread: the tiny model's outputs all run to their length limit.
+    # CTranslate2 on one thread (the one_thread fixture says why).
     export = str(tmp_path / "ct2_int8")
     completed = run_in_process(
         "export.py",
@@ -399,7 +399,8 @@ def test_evaluate_scores_an_export(tiny_run, tiny_ctranslate2, tfds_dir):
         f"Evaluating CTranslate2 export {tiny_ctranslate2} on multi30k/de-en test2016 (beam 1, "
         "CTranslate2 length penalty 0.0)." in completed.stdout
     )
-    stem = os.path.join(workdir, "eval", "ctranslate2-7", "multi30k_de-en.test2016")
+    eval_dir = os.path.join(workdir, "eval", f"ctranslate2-{os.path.basename(tiny_ctranslate2)}")
+    stem = os.path.join(eval_dir, "multi30k_de-en.test2016")
     with open(f"{stem}.beam1.hyp", encoding="utf-8") as file:
         hypotheses = file.read().split("\n")[:-1]
     with open(f"{stem}.ref", encoding="utf-8") as file:

@@ -168,7 +168,7 @@ def test_ctranslate2_reads_the_tagged_source_as_our_model_does(
         logits = model((source_ids, tf.constant([[2, *target_ids[:-1]]])))
         expected = tf.gather(tf.nn.log_softmax(logits[0]), target_ids, batch_dims=1).numpy()
         np.testing.assert_allclose(result.log_probs, expected, atol=1e-4)
-    # Greedy search in both: the same translations, but where a near-tie of this 60-step model
+    # Greedy search in both: the same translations, but where a near-tie of this tiny model
     # tips the other way.
     assert sum(a == b for a, b in zip(ours, theirs, strict=True)) >= 2
     with pytest.raises(UnknownLanguageError, match="'cs'"):

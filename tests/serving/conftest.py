@@ -82,14 +82,16 @@ def multilingual_ctranslate2_served(tiny_multilingual_ctranslate2):
 
 
 def _translate_directly(served, sentences: list[str]) -> list[str]:
-    outputs = served.signature("serving_default")(sentences)["translation"]
+    serve = served.signature("serving_default")
+    outputs = [serve([sentence])["translation"][0] for sentence in sentences]
     return [output.decode("utf-8", errors="replace") for output in outputs]
 
 
 @pytest.fixture(scope="session")
 def translate_directly():
-    """``translate_directly(served, sentences)``: the SavedModel's own translations (its
-    ``serving_default`` called in this process, in one batch)."""
+    """``translate_directly(served, sentences)``: the served model's own translations, each
+    sentence alone (its ``serving_default`` called in this process): what a server must answer
+    for each row of any request."""
     return _translate_directly
 
 

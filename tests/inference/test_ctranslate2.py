@@ -171,7 +171,7 @@ def copy_translators(copy_model, tokenizer, validation_sentences):
 # an AMD EPYC without AVX-512, whose CTranslate2 computes int8 and int16 weights as int8_float32:
 # float32 1.0, 1.0 (its scores equal ours within 1e-4); int8 and int8_float32 0.915, 0.925;
 # int16 0.91, 0.925.
-AGREEMENT_AT_LEAST = {"float32": 0.995, "int8": 0.89, "int8_float32": 0.89, "int16": 0.88}
+AGREEMENT_AT_LEAST = {"float32": 0.995, "int8": 0.90, "int8_float32": 0.90, "int16": 0.88}
 
 
 @pytest.mark.parametrize("quantization", QUANTIZATIONS)

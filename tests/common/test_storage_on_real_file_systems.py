@@ -109,17 +109,22 @@ def test_a_full_disk_stops_train_py_in_one_line_and_a_rerun_after_freeing_space_
     assert tf.train.latest_checkpoint(checkpoints) == f"{checkpoints}/ckpt-10"
 
 
+def read_only_before_any_checkpoint(path: os.PathLike | str) -> str:
+    """train.py's one line for a read-only file system met at ``path`` before any checkpoint."""
+    return (
+        f"error: The file system is read-only while writing {path}; no checkpoint was written "
+        "yet, so a rerun starts from the beginning. Make it writable or choose another "
+        "directory, then rerun."
+    )
+
+
 def test_a_new_work_directory_on_a_read_only_file_system_is_one_line(
     namespace, small_corpus, prepared, tmp_path
 ):
     read_only = namespace.mount_tmpfs(tmp_path / "read-only", "64k", read_only=True)
     workdir = read_only / "run"
     command = train_py(workdir, small_corpus, prepared)
-    assert the_one_error_line(run_in_process(*command)) == (
-        f"error: The file system is read-only while writing {workdir}; no checkpoint was "
-        "written yet, so a rerun starts from the beginning. Make it writable or choose another "
-        "directory, then rerun."
-    )
+    assert the_one_error_line(run_in_process(*command)) == read_only_before_any_checkpoint(workdir)
     assert os.listdir(read_only) == []
 
 
@@ -129,11 +134,8 @@ def test_a_read_only_checkpoints_directory_is_one_line_naming_tensorflows_first_
     # The work directory can be written, so TensorFlow, not Python, meets the read-only one.
     checkpoints = namespace.mount_tmpfs(tmp_path / "run" / "checkpoints", "64k", read_only=True)
     command = train_py(with_tokenizer(checkpoints.parent, prepared), small_corpus, prepared)
-    assert the_one_error_line(run_in_process(*command)) == (
-        f"error: The file system is read-only while writing {checkpoints}/data-worker0-5; no "
-        "checkpoint was written yet, so a rerun starts from the beginning. Make it writable or "
-        "choose another directory, then rerun."
-    )
+    refused = f"{checkpoints}/data-worker0-5"
+    assert the_one_error_line(run_in_process(*command)) == read_only_before_any_checkpoint(refused)
     assert os.listdir(checkpoints) == []
 
 

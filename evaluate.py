@@ -22,6 +22,7 @@ from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
+from common.translation import TranslationRequest
 from data_pipeline import language_pair
 from inference.evaluation import direction_names, directions_table, evaluate_split
 from rundir.config import load_config
@@ -67,9 +68,8 @@ def main(argv: list[str]) -> None:
         )
     if directions is None:  # one language pair: a multilingual model translates into its target
         target_lang = language_pair(data_name, data_dir)[1] if translator.languages else None
-        result = evaluate_split(
-            translator, data_name, split, output_dir, data_dir, target_lang=target_lang
-        )
+        request = TranslationRequest(target_lang=target_lang)
+        result = evaluate_split(translator, data_name, split, output_dir, data_dir, request=request)
         print(result.report())
         return
     results = {}
@@ -81,7 +81,7 @@ def main(argv: list[str]) -> None:
             split,
             output_dir,
             data_dir,
-            target_lang=label.partition("-")[2],
+            request=TranslationRequest(target_lang=label.partition("-")[2]),
         )
         print(results[label].report(), flush=True)
     table = directions_table(results)

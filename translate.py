@@ -12,6 +12,7 @@ Interactively, a multilingual model's target language changes with a line ":lang
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -21,9 +22,8 @@ from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
-from common.language_tags import UnknownLanguageError, check_language, tag_sentences
-from decoding.protocol import Translator
-from inference.export import SavedModelTranslator
+from common.language_tags import UnknownLanguageError, check_language
+from common.translation import TranslationRequest, Translator
 
 _TRANSLATOR = define_translator_flags(workdir_required=False)
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Exported SavedModel directory.")
@@ -63,21 +63,22 @@ def write_output(path: str, text: str) -> None:
         atomic_write_text(path, text)
 
 
-def warn_truncated(translator: Translator, sentences: list[str], target_lang: str | None) -> None:
-    """Warns about each sentence longer than the model reads, counted as it reads it (tagged)."""
-    tagged = tag_sentences(sentences, target_lang, translator.languages)
-    for warning in translator.truncation_warnings(tagged):
+def warn_truncated(
+    translator: Translator, sentences: list[str], request: TranslationRequest
+) -> None:
+    """Warns about each sentence longer than the model reads, counted as it reads it."""
+    for warning in translator.truncation_warnings(sentences, request):
         print(warning, file=sys.stderr)
 
 
-def interactive(translator: Translator, target_lang: str | None) -> None:
+def interactive(translator: Translator, request: TranslationRequest) -> None:
     """Reads sentences until Ctrl-D, or Ctrl-C at any moment (also mid-translation): exit 0. A
     line ":lang CODE" switches a multilingual model's target language."""
     try:
         print("Type a sentence and press Enter (Ctrl-D or Ctrl-C to quit).", file=sys.stderr)
         if translator.languages:
             print(
-                f"Translating into {target_lang}; type '{SWITCH_LANGUAGE} CODE' to switch "
+                f"Translating into {request.target_lang}; type '{SWITCH_LANGUAGE} CODE' to switch "
                 f"({', '.join(translator.languages)}).",
                 file=sys.stderr,
             )
@@ -87,26 +88,27 @@ def interactive(translator: Translator, target_lang: str | None) -> None:
             except EOFError:
                 break
             if translator.languages and line.strip().startswith(SWITCH_LANGUAGE):
-                target_lang = switch_language(line, target_lang, translator.languages)
+                request = switch_language(line, request, translator.languages)
                 continue
-            warn_truncated(translator, [line], target_lang)
+            warn_truncated(translator, [line], request)
             if _PLOT_ATTENTION.value:
                 from inference.attention_plot import plot_cross_attention
 
-                tagged = tag_sentences([line], target_lang, translator.languages)[0]
-                print(plot_cross_attention(translator, tagged, _PLOT_ATTENTION.value), flush=True)
+                translation = plot_cross_attention(translator, line, _PLOT_ATTENTION.value, request)
+                print(translation, flush=True)
                 print(f"(attention heat maps saved to {_PLOT_ATTENTION.value})", file=sys.stderr)
             else:
-                translation = translator.translate([line], progress=False, target_lang=target_lang)
-                print(translation[0], flush=True)
+                print(translator.translate([line], request, progress=False)[0], flush=True)
     except KeyboardInterrupt:
         pass
     print(file=sys.stderr)
 
 
-def switch_language(line: str, current: str, languages: tuple[str, ...]) -> str:
-    """The target language a ":lang CODE" line asks for, or ``current`` (with a message on
-    stderr) when CODE is not one of ``languages``."""
+def switch_language(
+    line: str, current: TranslationRequest, languages: tuple[str, ...]
+) -> TranslationRequest:
+    """``current`` into the target language a ":lang CODE" line asks for, or ``current`` (with
+    a message on stderr) when CODE is not one of ``languages``."""
     requested = line.strip()[len(SWITCH_LANGUAGE) :].strip()
     try:
         language = check_language(requested or None, languages)
@@ -114,7 +116,7 @@ def switch_language(line: str, current: str, languages: tuple[str, ...]) -> str:
         print(f"error: {error}", file=sys.stderr)
         return current
     print(f"Translating into {language}.", file=sys.stderr)
-    return language
+    return dataclasses.replace(current, target_lang=language)
 
 
 def load_translator() -> Translator:
@@ -142,6 +144,8 @@ def load_translator() -> Translator:
                 "--workdir; a SavedModel's models and decoding options are fixed when it is "
                 "exported."
             )
+        from exports.saved_model import SavedModelTranslator
+
         return SavedModelTranslator(_SAVED_MODEL.value)
     if _CTRANSLATE2.directory.value:
         return _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
@@ -158,22 +162,19 @@ def main(argv: list[str]) -> None:
             f"error: this model translates into {', '.join(translator.languages)}: choose one "
             "with --target_lang."
         )
-    target_lang = check_language(_TARGET_LANG.value, translator.languages)
+    request = TranslationRequest(target_lang=_TARGET_LANG.value)
+    request.language(translator.languages)  # checked before reading the input
     if _INPUT.value is None:
-        interactive(translator, target_lang)
+        interactive(translator, request)
         return
     sentences = read_lines(_INPUT.value)
-    warn_truncated(translator, sentences, target_lang)
+    warn_truncated(translator, sentences, request)
     if _PLOT_ATTENTION.value and sentences:
         from inference.attention_plot import plot_cross_attention
 
-        tagged = tag_sentences(sentences[:1], target_lang, translator.languages)[0]
-        plot_cross_attention(translator, tagged, _PLOT_ATTENTION.value)
+        plot_cross_attention(translator, sentences[0], _PLOT_ATTENTION.value, request)
     translations = translator.translate(
-        sentences,
-        batch_size=_BATCH_SIZE.value,
-        progress=_INPUT.value != "-",
-        target_lang=target_lang,
+        sentences, request, batch_size=_BATCH_SIZE.value, progress=_INPUT.value != "-"
     )
     text = "".join(line + "\n" for line in translations)
     if _OUTPUT.value:

@@ -142,9 +142,10 @@ def time_in_own_process(
 def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, reps: int) -> None:
     """Our SavedModel (XLA and graph) against CTranslate2 float32 and int8 exports of the same
     checkpoint, all at the config's beam, on ``split``: latency, throughput, BLEU, ratios."""
+    from exports.saved_model import SavedModelTranslator
     from inference.ctranslate2_export import choose_length_penalty, export_ctranslate2
     from inference.evaluation import read_split
-    from inference.export import SavedModelTranslator, export_saved_model
+    from inference.export import export_saved_model
     from inference.loading import load_translator
     from rundir.config import load_config
 

@@ -145,30 +145,25 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 def saved_model_in_process(path: str) -> tuple[Callable[[list[str]], object], Callable]:
     """The SavedModel's translation of a batch, and its sources' token counts."""
     import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (the SentencePiece ops of the graph)
 
-    loaded = tf.saved_model.load(path)
-    serve = loaded.signatures["serving_default"]
+    from exports.contract import SERVING_DEFAULT, TEXT, TRANSLATION
+    from exports.saved_model import SavedModelTranslator
+
+    translator = SavedModelTranslator(path)
+    serve = translator.loaded.signatures[SERVING_DEFAULT]
 
     def translate(batch: list[str]) -> object:
-        return serve(text=tf.constant(batch))["translation"].numpy()
+        return serve(**{TEXT: tf.constant(batch)})[TRANSLATION].numpy()
 
-    def token_counts(sentences: list[str]) -> list[int]:
-        return loaded.source_lengths(tf.constant(sentences)).numpy().tolist()
-
-    return translate, token_counts
+    return translate, translator.source_lengths
 
 
 def ctranslate2_in_process(path: str) -> tuple[Callable[[list[str]], object], Callable]:
     """The export's translation of a batch, and its sources' token counts."""
-    from inference.ctranslate2_translator import CTranslate2Translator
+    from exports.ctranslate2 import CTranslate2Translator
 
     translator = CTranslate2Translator(path, threads=_CTRANSLATE2_THREADS.value)
-
-    def token_counts(sentences: list[str]) -> list[int]:
-        return [len(pieces) for pieces in translator.tokenizer.encode(sentences)]
-
-    return translator.translate_batch, token_counts
+    return translator.translate_batch, translator.source_lengths
 
 
 def measure(runtime: str, model_flag: str, path: str, sources: list[str]) -> None:

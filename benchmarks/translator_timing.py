@@ -25,7 +25,7 @@ BATCH1_BLOCK = 50  # sentences a translator translates one by one before the nex
 
 def _seconds(translator: object, sentences: list[str], batch_size: int) -> tuple[list[str], float]:
     started = time.perf_counter()
-    translations = translator.translate(sentences, batch_size, False)
+    translations = translator.translate(sentences, batch_size=batch_size, progress=False)
     return translations, time.perf_counter() - started
 
 
@@ -52,8 +52,10 @@ def time_translators(
 
     for name, translator in translators.items():  # warm-up
         for batch in single:
-            translator.translate(batch, 1, False)
-        results[name]["translations"] = translator.translate(sentences, 64, False)
+            translator.translate(batch, batch_size=1, progress=False)
+        results[name]["translations"] = translator.translate(
+            sentences, batch_size=64, progress=False
+        )
     blocks = [single[start : start + BATCH1_BLOCK] for start in range(0, len(single), BATCH1_BLOCK)]
     for number, block in enumerate(blocks):
         for name in in_turn(number):
@@ -70,7 +72,7 @@ def time_translators(
 
 def main(spec_path: str) -> None:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from inference.ctranslate2_translator import CTranslate2Translator
+    from exports.ctranslate2 import CTranslate2Translator
 
     with open(spec_path, encoding="utf-8") as file:
         spec = json.load(file)

@@ -8,7 +8,7 @@ import sys
 from absl import flags
 
 from cli.translator_flags import TranslatorFlags
-from inference.ctranslate2_translator import CTranslate2Translator
+from exports.ctranslate2 import CTranslate2Translator
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,15 +1,21 @@
 """The flags that choose a work directory's translator: --workdir, --ensemble, --checkpoint,
---beam_size, --length_penalty, --jit_compile."""
+--beam_size, --length_penalty, --jit_compile.
+
+The model's code is imported when a translator is loaded, not with the flags: a script that
+translates with an export (``translate.py --saved_model``) loads none of it.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from absl import flags
 
-from decoding.translator import ModelTranslator
-from inference.loading import load_translator
 from rundir.checkpoints import CHECKPOINT_CHOICES
+
+if TYPE_CHECKING:
+    from decoding.translator import ModelTranslator
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +32,8 @@ class TranslatorFlags:
     def load(self) -> tuple[ModelTranslator, str]:
         """``(translator, checkpoint path)``; decoding options default to the work directory's
         config."""
+        from inference.loading import load_translator
+
         return load_translator(
             self.workdir.value,
             self.checkpoint.value,

@@ -16,8 +16,8 @@ artifact that carries the SentencePiece model (a work directory, a SavedModel, a
 export) knows them. This module imports nothing but the standard library.
 
 Example:
-    >>> tag_sentences(["Ein Hund rennt."], "fr", ("cs", "de", "en", "fr"))
-    ['<2fr> Ein Hund rennt.']
+    >>> tagged("Ein Hund rennt.", "fr")
+    '<2fr> Ein Hund rennt.'
 """
 
 from __future__ import annotations
@@ -119,40 +119,3 @@ def unknown_language_message(target_lang: str, languages: Sequence[str]) -> str:
     """
     listed = ", ".join(languages)
     return f"Unknown target language '{target_lang}': this model translates into {listed}."
-
-
-def tag_rows(
-    sentences: Sequence[str], target_langs: Sequence[str], languages: Sequence[str]
-) -> list[str]:
-    """Each sentence tagged with its own target language (rows of one batch may differ), each
-    checked by :func:`check_language`.
-
-    Example:
-        >>> tag_rows(["A dog.", "A cat."], ["de", "fr"], ("de", "fr"))
-        ['<2de> A dog.', '<2fr> A cat.']
-    """
-    if len(sentences) != len(target_langs):
-        raise UnknownLanguageError(
-            f"Give one target language for each sentence: got {len(target_langs)} for "
-            f"{len(sentences)}."
-        )
-    return [
-        tagged(s, check_language(lang, languages))
-        for s, lang in zip(sentences, target_langs, strict=True)
-    ]
-
-
-def tag_sentences(
-    sentences: Sequence[str], target_lang: str | None, languages: Sequence[str]
-) -> list[str]:
-    """The sentences as the model reads them: tagged with ``target_lang`` for a multilingual
-    model (checked by :func:`check_language`), unchanged for a model of one target language.
-
-    Example:
-        >>> tag_sentences(["A dog."], None, ())
-        ['A dog.']
-    """
-    language = check_language(target_lang, languages)
-    if language is None:
-        return list(sentences)
-    return [tagged(sentence, language) for sentence in sentences]

@@ -4,11 +4,11 @@ Modules: ``options`` (``SearchOptions``: beam size, length penalty, length limit
 ``common`` (output length limits, tokens never generated), ``greedy`` (cached greedy search and
 the no-cache reference), ``beam`` (batched beam search), ``search`` (``decode``, the entry point),
 ``ensemble`` (several models decoding as one, in any search), ``translator`` (strings in,
-strings out), ``protocol`` (what every translator offers). All searches run with the model's
-key/value cache, inside ``tf.function(jit_compile=True)`` too.
+strings out: a ``common.translation.Translator``). All searches run with the model's key/value
+cache, inside ``tf.function(jit_compile=True)`` too.
 
-The package imports none of its modules: ``options`` and ``protocol`` import no TensorFlow, so
-the CTranslate2 runtime uses them without loading it.
+The package imports none of its modules: ``options`` imports no TensorFlow, so the export
+contract (``exports.contract``) and the CTranslate2 runtime use it without loading it.
 
 Example:
     >>> from decoding.search import decode

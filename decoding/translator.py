@@ -1,32 +1,50 @@
 """Strings in, strings out: tokenization, search and detokenization in one TensorFlow graph.
 
-:class:`ModelTranslator` is the :class:`~decoding.protocol.Translator` built from a model and
-its tokenizer. Its
-``translate_batch`` graph serves validation during training, ``translate.py``, ``evaluate.py``
-and the exported SavedModel (``inference.export.SavedModelTranslator``), so they all give the
-same translations.
+:class:`ModelTranslator` is the :class:`~common.translation.Translator` built from a model and
+its tokenizer. Its ``translate_batch`` graph serves validation during training, ``translate.py``,
+``evaluate.py`` and the exported SavedModel (``inference.export``), so they all give the same
+translations. Every graph function takes ``(text, target_lang)`` (``[None]`` strings; a model of
+one target language ignores ``target_lang``), and ``_tagged`` is the one place a tag is added.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import tensorflow as tf
 
-from common.language_tags import tag_sentences, unknown_language_message
+from common.language_tags import unknown_language_message
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from common.translation import TranslationRequest, translate_in_batches, truncation_warnings
 from data_pipeline.multilingual import tag_in_graph
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
-from decoding.protocol import translate_in_batches, truncation_warnings
 from decoding.search import decode
 
 # Batches of up to this many sentences run the XLA search, larger ones the graph search (the
 # crossover measured in docs/PERFORMANCE.md: XLA is faster at 4 and 8, the graph at 16 and up).
 XLA_MAX_BATCH_SIZE = 8
-_TEXT = tf.TensorSpec([None], tf.string, name="text")
-_LANGS = tf.TensorSpec([None], tf.string, name="target_lang")
+# The inputs of every graph function: the sentences and each one's target language.
+INPUT_SIGNATURE = (tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string))
+
+
+class CrossAttention(NamedTuple):
+    """What ``ModelTranslator.cross_attention`` returns (tensors; padding: ``""`` and 0).
+
+    translation: ``(batch,)`` strings.
+    source_pieces: ``(batch, source_len)``: the pieces read, EOS included (a multilingual
+        model's begin with the tag).
+    target_pieces: ``(batch, target_len)``: the pieces written, EOS included.
+    attention: ``(batch, heads, target_len, source_len)`` float32 weights of the last decoder
+        layer: row t is where output piece t looked.
+    """
+
+    translation: tf.Tensor
+    source_pieces: tf.Tensor
+    target_pieces: tf.Tensor
+    attention: tf.Tensor
 
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
@@ -107,18 +125,8 @@ class ModelTranslator(tf.Module):
         self._compiled_search = tf.function(self._search, jit_compile=True, autograph=False)
         if not isinstance(model, Ensemble):  # a tf.function attribute: exported with the module
             self.cross_attention = tf.function(
-                self._cross_attention,
-                input_signature=[tf.TensorSpec([None], tf.string)],
-                autograph=False,
+                self._cross_attention, input_signature=INPUT_SIGNATURE, autograph=False
             )
-        if self.languages:  # a multilingual model: text and target language in
-            self.translate_to = tf.function(
-                self._translate_to, input_signature=[_TEXT, _LANGS], autograph=False
-            )
-            if not isinstance(model, Ensemble):
-                self.cross_attention_to = tf.function(
-                    self._cross_attention_to, input_signature=[_TEXT, _LANGS], autograph=False
-                )
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -130,39 +138,38 @@ class ModelTranslator(tf.Module):
     def beam_size(self) -> int:
         return self.options.beam_size
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
-    def source_lengths(self, text: tf.Tensor) -> tf.Tensor:
-        """``(batch,)`` strings -> ``(batch,)`` int64 token counts without EOS."""
-        return self.tokenizer.tokenize(text).row_lengths()
+    @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
+    def source_lengths(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
+        """``(batch,)`` strings -> ``(batch,)`` int64 token counts, without EOS, of the sources
+        as the model reads them (a multilingual model's with their tags)."""
+        return self.tokenizer.tokenize(self._tagged(text, target_lang)).row_lengths()
 
-    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
+    def truncation_warnings(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[str]:
+        language = request.language(self.languages)
         if not sentences:
             return []
-        lengths = self.source_lengths(tf.constant(list(sentences))).numpy().tolist()
+        lengths = self.source_lengths(*request_columns(sentences, language)).numpy().tolist()
         return truncation_warnings(lengths, self.max_source_length)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
-    def translate_batch(self, text: tf.Tensor) -> tf.Tensor:
-        """``(batch,)`` tf.string sentences -> ``(batch,)`` tf.string translations."""
-        source_ids = encode_sources(self.tokenizer, text, self.max_source_length)
+    @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
+    def translate_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
+        """``(batch,)`` tf.string sentences, each into its ``(batch,)`` target language ->
+        ``(batch,)`` tf.string translations."""
+        source_ids = self._source_ids(text, target_lang)
         return self.tokenizer.detokenize(self._output_ids(source_ids))
 
-    def _cross_attention(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+    def _cross_attention(self, text: tf.Tensor, target_lang: tf.Tensor) -> CrossAttention:
         """Translations with the last decoder layer's encoder-decoder attention: the tf.function
         ``cross_attention`` of a translator of one model (an ensemble has no one attention).
 
-        Returns ``translation`` ``(batch,)``, ``source_pieces`` ``(batch, source_len)`` (the
-        pieces read, EOS included), ``target_pieces`` ``(batch, target_len)`` (the pieces
-        written, EOS included) and ``attention`` ``(batch, heads, target_len, source_len)``
-        float32: row t is where output piece t looked. Pieces are ``""`` and weights 0 past a
-        sentence's end (padding).
-
         Example:
-            >>> outputs = translator.cross_attention(tf.constant(["Ein Hund rennt."]))
-            >>> outputs["attention"].shape   # (1 sentence, heads, output pieces, source pieces)
+            >>> outputs = translator.cross_attention(*request_columns(["Ein Hund rennt."], None))
+            >>> outputs.attention.shape   # (1 sentence, heads, output pieces, source pieces)
             TensorShape([1, 4, 6, 5])
         """
-        source_ids = encode_sources(self.tokenizer, text, self.max_source_length)
+        source_ids = self._source_ids(text, target_lang)
         output_ids = self._output_ids(source_ids)
         bos = tf.fill([tf.shape(output_ids)[0], 1], tf.constant(BOS_ID, output_ids.dtype))
         memory, memory_mask = self.model.encode(source_ids)
@@ -174,25 +181,23 @@ class ModelTranslator(tf.Module):
         )
         source_real, target_real = source_ids != PAD_ID, output_ids != PAD_ID
         visible = target_real[:, None, :, None] & source_real[:, None, None, :]
-        return {
-            "translation": self.tokenizer.detokenize(output_ids),
-            "source_pieces": self._pieces(source_ids, source_real),
-            "target_pieces": self._pieces(output_ids, target_real),
-            "attention": tf.where(visible, tf.cast(weights[-1], tf.float32), 0.0),
-        }
+        return CrossAttention(
+            translation=self.tokenizer.detokenize(output_ids),
+            source_pieces=self._pieces(source_ids, source_real),
+            target_pieces=self._pieces(output_ids, target_real),
+            attention=tf.where(visible, tf.cast(weights[-1], tf.float32), 0.0),
+        )
 
-    def _translate_to(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
-        """A multilingual model's ``translate_batch``: ``(batch,)`` sentences, each into its
-        ``(batch,)`` target language (an unknown one is an InvalidArgumentError naming the
-        model's languages)."""
-        return self.translate_batch(self._tagged(text, target_lang))
-
-    def _cross_attention_to(self, text: tf.Tensor, target_lang: tf.Tensor) -> dict:
-        """A multilingual model's ``cross_attention``; the source pieces begin with the tag."""
-        return self.cross_attention(self._tagged(text, target_lang))
+    def _source_ids(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
+        tagged = self._tagged(text, target_lang)
+        return encode_sources(self.tokenizer, tagged, self.max_source_length)
 
     def _tagged(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
-        """The sources as the model reads them: each with its target language's tag."""
+        """The sources as the model reads them: a multilingual model's each with its target
+        language's tag (an unknown language is an InvalidArgumentError naming the model's, for
+        callers of the graph; Python callers check first); the text of any other model."""
+        if not self.languages:
+            return text
         languages = tf.constant(self.languages)
         known = tf.reduce_any(target_lang[:, None] == languages[None, :], axis=1)  # (batch,)
         first_unknown = tf.concat([tf.boolean_mask(target_lang, ~known), [""]], axis=0)[0]
@@ -226,25 +231,28 @@ class ModelTranslator(tf.Module):
     def translate(
         self,
         sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
         batch_size: int = 64,
         progress: bool = True,
-        target_lang: str | None = None,
     ) -> list[str]:
-        """Translates ``sentences`` in batches of similar length, keeping their order; a
-        multilingual model into ``target_lang`` (one of :attr:`languages`)."""
-        return translate_in_batches(
-            string_batches(self.translate_batch),
-            tag_sentences(sentences, target_lang, self.languages),
-            batch_size,
-            progress,
-        )
+        """Translates ``sentences`` in batches of similar length, keeping their order, as
+        ``request`` asks (a multilingual model into its ``target_lang``)."""
+        language = request.language(self.languages)
+
+        def translate_rows(rows: list[int]) -> list[str]:
+            batch = [sentences[row] for row in rows]
+            return decoded(self.translate_batch(*request_columns(batch, language)))
+
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
 
-def string_batches(translate_batch: Callable[[tf.Tensor], tf.Tensor]) -> Callable:
-    """A ``(batch,)`` tf.string -> tf.string function as a ``list[str] -> list[str]`` one."""
+def request_columns(sentences: Sequence[str], language: str | None) -> tuple[tf.Tensor, tf.Tensor]:
+    """The ``(text, target_lang)`` inputs of the graph functions for ``sentences`` all into
+    ``language`` (``""`` for a model of one target language, which ignores it)."""
+    text = tf.constant(list(sentences), tf.string, shape=[len(sentences)])
+    return text, tf.fill([len(sentences)], language or "")
 
-    def translate(batch: list[str]) -> list[str]:
-        outputs = translate_batch(tf.constant(batch)).numpy()
-        return [output.decode("utf-8", errors="replace") for output in outputs]
 
-    return translate
+def decoded(strings: tf.Tensor) -> list[str]:
+    """A ``(batch,)`` tf.string tensor as Python strings (bad UTF-8 replaced)."""
+    return [value.decode("utf-8", errors="replace") for value in strings.numpy()]

@@ -1,7 +1,7 @@
-"""Using a trained work directory: translators, evaluation, SavedModel and CTranslate2 exports.
+"""Using a trained work directory: translators, evaluation, and writing SavedModel and
+CTranslate2 exports (through ``exports.contract``; reading them is ``exports/``).
 
-The package imports none of its modules: ``ctranslate2_translator`` (running a CTranslate2
-export) and ``ctranslate2_files`` import no TensorFlow.
+The package imports none of its modules.
 
 Example:
     >>> from inference.loading import load_translator

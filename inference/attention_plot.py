@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
-import tensorflow as tf
 
 from common.files import atomic_write_text
-from decoding.translator import ModelTranslator
+from common.translation import TranslationRequest
+from decoding.translator import ModelTranslator, request_columns
 
 # Viridis by linear interpolation between five of its colours, as the demo page draws it.
 _VIRIDIS = np.array(
@@ -104,17 +104,24 @@ def attention_svg(
     return "\n".join(parts) + "\n"
 
 
-def plot_cross_attention(translator: ModelTranslator, sentence: str, path: str) -> str:
-    """Translates ``sentence`` and saves its heat maps (:func:`attention_svg`) to ``path``, an
-    SVG file written atomically; returns the translation.
+def plot_cross_attention(
+    translator: ModelTranslator,
+    sentence: str,
+    path: str,
+    request: TranslationRequest = TranslationRequest(),
+) -> str:
+    """Translates ``sentence`` as ``request`` asks and saves its heat maps
+    (:func:`attention_svg`) to ``path``, an SVG file written atomically; returns the
+    translation.
 
     Example:
         >>> plot_cross_attention(translator, "Ein Hund rennt.", "/tmp/attention.svg")
     """
-    outputs = translator.cross_attention(tf.constant([sentence]))
-    source_pieces = [p.decode() for p in outputs["source_pieces"][0].numpy() if p]
-    output_pieces = [p.decode() for p in outputs["target_pieces"][0].numpy() if p]
+    language = request.language(translator.languages)
+    outputs = translator.cross_attention(*request_columns([sentence], language))
+    source_pieces = [p.decode() for p in outputs.source_pieces[0].numpy() if p]
+    output_pieces = [p.decode() for p in outputs.target_pieces[0].numpy() if p]
     # (heads, target_len, source_len), without the padding.
-    last_layer = outputs["attention"][0, :, : len(output_pieces), : len(source_pieces)].numpy()
+    last_layer = outputs.attention[0, :, : len(output_pieces), : len(source_pieces)].numpy()
     atomic_write_text(path, attention_svg(last_layer, source_pieces, output_pieces))
-    return outputs["translation"][0].numpy().decode("utf-8", errors="replace")
+    return outputs.translation[0].numpy().decode("utf-8", errors="replace")

@@ -2,7 +2,8 @@
 
 The directory holds what ``ctranslate2.Translator`` loads (``model.bin``, ``config.json``, the
 vocabulary) and, beside it, our SentencePiece model (``spm.model``) and the decoding options
-(``decoding.json``) that :class:`~inference.ctranslate2_translator.CTranslate2Translator` reads.
+(``decoding.json``) that :class:`~exports.ctranslate2.CTranslate2Translator` reads, all named
+by :mod:`exports.contract`.
 The conversion goes through CTranslate2's own converter API (:class:`TransformerConverter`
 returns a ``TransformerSpec``), so CTranslate2 validates and quantizes the weights itself.
 
@@ -37,18 +38,17 @@ from ctranslate2.specs import common_spec, transformer_spec
 
 from common.files import atomic_directory, write_json
 from common.metrics import bleu
-from data_pipeline import multilingual
+from data_pipeline import load_direction_splits, multilingual
 from decoding.ensemble import Ensemble
-from decoding.protocol import translate_in_batches
 from decoding.translator import ModelTranslator
-from inference.ctranslate2_files import (
+from exports.contract import (
     DECODING_FILE,
     QUANTIZATIONS,
     TOKENIZER_FILE,
     DecodingSettings,
     ExportError,
 )
-from inference.ctranslate2_translator import CTranslate2Translator
+from exports.ctranslate2 import CTranslate2Translator
 from inference.evaluation import read_split
 from rundir.config import load_config
 from transformer import Transformer
@@ -216,9 +216,11 @@ def choose_length_penalty(
     references: Sequence[str],
     candidates: Sequence[float] = LENGTH_PENALTY_CANDIDATES,
     progress: bool = True,
+    target_langs: Sequence[str | None] | None = None,
 ) -> tuple[float, dict[float, float]]:
-    """CTranslate2's length penalty with the best sacreBLEU on ``sources`` (the validation split):
-    ``(the best, {candidate: BLEU})``; ties go to the smaller penalty.
+    """CTranslate2's length penalty with the best sacreBLEU on ``sources`` (the validation split;
+    a multilingual export's each into its ``target_langs``): ``(the best, {candidate: BLEU})``;
+    ties go to the smaller penalty.
 
     Example:
         >>> choose_length_penalty("/tmp/run/ct2", sources, references)
@@ -227,7 +229,8 @@ def choose_length_penalty(
     scores = {}
     for candidate in candidates:
         translator = CTranslate2Translator(path, length_penalty=candidate)
-        hypotheses = translate_in_batches(translator.translate_batch, sources, progress=progress)
+        languages = [None] * len(sources) if target_langs is None else target_langs
+        hypotheses = translator.translate_rows(sources, languages, progress=progress)
         scores[candidate] = bleu(hypotheses, references)[0].score
     best = max(candidates, key=lambda candidate: (scores[candidate], -candidate))
     return best, scores
@@ -268,12 +271,34 @@ def export_with_length_penalty(
         return CTranslate2Export(path, length_penalty, {})
     config = load_config(workdir)
     split = config.data.validation_split
-    sources, references = read_split(config.data.name, split, config.data.data_dir or None)
+    data_dir = config.data.data_dir or None
     data = multilingual.parse(config.data.name)
-    if data is not None:  # every direction, one after another: a sample of each
-        stride = len(data.directions)
-        sources, references = sources[::stride], references[::stride]
+    if data is None:
+        sources, references = read_split(config.data.name, split, data_dir)
+        target_langs = None
+    else:  # every direction, one after another: a sample of each
+        sources, references, target_langs = _directions_sample(config.data.name, split, data_dir)
     path = export_ctranslate2(translator, output_dir, quantization)
-    best, scores = choose_length_penalty(path, sources, references, progress=progress)
+    best, scores = choose_length_penalty(
+        path, sources, references, progress=progress, target_langs=target_langs
+    )
     set_length_penalty(path, best)
     return CTranslate2Export(path, best, scores, split)
+
+
+def _directions_sample(
+    data_name: str, split: str, data_dir: str | None
+) -> tuple[list[str], list[str], list[str]]:
+    """``(sources, references, target languages)``: the directions' ``split`` one after another
+    (those that have it), every n-th pair of that (n: the number of directions)."""
+    sources, references, target_langs = [], [], []
+    by_direction = load_direction_splits(data_name, [split], data_dir)
+    for (_, target_lang), splits in by_direction.items():
+        if split not in splits:
+            continue
+        for source, reference in splits[split].as_numpy_iterator():
+            sources.append(source.decode("utf-8"))
+            references.append(reference.decode("utf-8"))
+            target_langs.append(target_lang)
+    stride = len(by_direction)
+    return sources[::stride], references[::stride], target_langs[::stride]

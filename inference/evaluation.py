@@ -13,8 +13,8 @@ import sacrebleu
 from common.errors import ConfigError
 from common.files import atomic_write_text
 from common.metrics import bleu, chrf
+from common.translation import TranslationRequest, Translator
 from data_pipeline import load_translation_splits, multilingual
-from decoding.protocol import Translator
 from inference import multi30k_bleu
 
 
@@ -85,9 +85,10 @@ def evaluate_split(
     output_dir: str,
     data_dir: str | None = None,
     progress: bool = True,
-    target_lang: str | None = None,
+    request: TranslationRequest = TranslationRequest(),
 ) -> EvaluationResult:
-    """Translates ``split`` of ``data_name`` (a multilingual model into ``target_lang``), writes
+    """Translates ``split`` of ``data_name`` as ``request`` asks (a multilingual model into its
+    ``target_lang``), writes
     hypotheses and references, scores them; on Multi30k's validation and test splits also with
     the papers' tokenized BLEU, on files written beside them.
 
@@ -100,7 +101,7 @@ def evaluate_split(
     tokenized_references = multi30k_bleu.load_tokenized_references(
         data_name, split, list(zip(sources, references, strict=True)), data_dir
     )
-    hypotheses = translator.translate(sources, progress=progress, target_lang=target_lang)
+    hypotheses = translator.translate(sources, request, progress=progress)
     stem = output_stem(output_dir, data_name, split)
     hypotheses_file = f"{stem}.beam{translator.beam_size}.hyp"
     references_file = f"{stem}.ref"

@@ -1,32 +1,37 @@
-"""A work directory's translator as a SavedModel, and translating with one.
+"""A work directory's translator as a SavedModel, written through :mod:`exports.contract`.
 
-The ``serving_default`` signature takes ``text`` (tf.string, [None]) and returns
-``translation`` (tf.string, [None]); SentencePiece tokenization, beam search and detokenization
-run inside it, so serving needs TensorFlow and ``tensorflow_text`` (for the SentencePiece ops)
-and nothing of this project. A second signature, ``cross_attention`` (not for ensembles),
-returns for the same input the translation, the source and output pieces and the last decoder
-layer's encoder-decoder attention (``ModelTranslator.cross_attention``; the demo page of
-``serve.py`` draws it). Inputs longer than the model's ``data.max_length`` tokens are truncated
-to it (the CLI warns about that; the SavedModel does not).
-
-A multilingual model's signatures take a second input, ``target_lang`` (tf.string, [None]: each
-sentence's target language), and its ``languages`` variable lists the languages; an unknown one
-is an InvalidArgumentError naming them (a 400 in ``serve.py``). A bilingual model's signatures
-are exactly as above.
+SentencePiece tokenization, beam search and detokenization run inside the SavedModel, so
+serving it needs TensorFlow and ``tensorflow_text`` (for the SentencePiece ops) and nothing of
+this project; :class:`exports.saved_model.SavedModelTranslator` reads it. Its signatures,
+inputs, outputs and variables are the contract's: ``serving_default`` (and ``cross_attention``
+for one model, not an ensemble; the demo page of ``serve.py`` draws it) takes ``text``, and a
+multilingual model's also ``target_lang``. Inputs longer than the model's ``data.max_length``
+tokens are truncated to it (the CLI warns about that; the SavedModel does not).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 import tensorflow as tf
 
 from common.files import atomic_directory
-from common.language_tags import check_language
 from decoding.ensemble import Ensemble
-from decoding.protocol import translate_in_batches, truncation_warnings
-from decoding.translator import ModelTranslator, string_batches
+from decoding.translator import ModelTranslator
+from exports.contract import (
+    ATTENTION,
+    BEAM_SIZE_VARIABLE,
+    CROSS_ATTENTION,
+    LANGUAGES_VARIABLE,
+    MAX_SOURCE_LENGTH_VARIABLE,
+    SERVING_DEFAULT,
+    SOURCE_LENGTHS,
+    SOURCE_PIECES,
+    TARGET_LANG,
+    TARGET_PIECES,
+    TEXT,
+    TRANSLATION,
+)
 
 
 def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
@@ -40,87 +45,49 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         >>> translator, _ = load_translator("/tmp/run")
         >>> export_saved_model(translator, "/tmp/run/saved_model")
     """
-
+    export = tf.Module()
+    export.translator = translator  # its variables and functions
+    setattr(export, SOURCE_LENGTHS, translator.source_lengths)
+    variables = {
+        BEAM_SIZE_VARIABLE: translator.beam_size,
+        MAX_SOURCE_LENGTH_VARIABLE: translator.max_source_length,
+    }
     if translator.languages:
+        variables[LANGUAGES_VARIABLE] = list(translator.languages)
+    for name, value in variables.items():
+        setattr(export, name, tf.Variable(value, trainable=False, name=name))
 
-        @tf.function(input_signature=translator.translate_to.input_signature)
-        def serve(text: tf.Tensor, target_lang: tf.Tensor) -> dict[str, tf.Tensor]:
-            return {"translation": translator.translate_to(text, target_lang)}
-
-        translator.languages_variable = tf.Variable(
-            list(translator.languages), trainable=False, name="languages"
-        )
-    else:
-
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
-        def serve(text: tf.Tensor) -> dict[str, tf.Tensor]:
-            return {"translation": translator.translate_batch(text)}
-
-    translator.beam_size_variable = tf.Variable(
-        translator.beam_size, trainable=False, name="beam_size"
-    )
-    translator.max_source_length_variable = tf.Variable(
-        translator.max_source_length, trainable=False, name="max_source_length"
-    )
-    signatures = {"serving_default": serve}
+    signatures = {SERVING_DEFAULT: _signature(translator, _translation)}
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
-        signatures["cross_attention"] = (
-            translator.cross_attention_to if translator.languages else translator.cross_attention
-        )
+        signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
     with atomic_directory(output_dir) as staging:
-        tf.saved_model.save(translator, staging, signatures=signatures)
+        tf.saved_model.save(export, staging, signatures=signatures)
     return os.path.abspath(output_dir)
 
 
-class SavedModelTranslator:
-    """A :class:`~decoding.translator.Translator` over an exported SavedModel: it runs without
-    project code (TensorFlow and ``tensorflow_text`` only).
+def _translation(translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor) -> dict:
+    return {TRANSLATION: translator.translate_batch(text, target_lang)}
 
-    Example:
-        >>> SavedModelTranslator("/tmp/run/saved_model").translate(["Ein Hund rennt."])
-        ['A dog is running.']
-    """
 
-    def __init__(self, path: str) -> None:
-        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph uses)
+def _cross_attention(
+    translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor
+) -> dict[str, tf.Tensor]:
+    outputs = translator.cross_attention(text, target_lang)
+    return {
+        TRANSLATION: outputs.translation,
+        SOURCE_PIECES: outputs.source_pieces,
+        TARGET_PIECES: outputs.target_pieces,
+        ATTENTION: outputs.attention,
+    }
 
-        if not tf.saved_model.contains_saved_model(path):
-            raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
-        self.loaded = tf.saved_model.load(path)
-        self.serve = self.loaded.signatures["serving_default"]
 
-    @property
-    def beam_size(self) -> int:
-        return int(self.loaded.beam_size_variable.numpy())
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        if not hasattr(self.loaded, "languages_variable"):
-            return ()
-        return tuple(lang.decode() for lang in self.loaded.languages_variable.numpy())
-
-    def translate(
-        self,
-        sentences: Sequence[str],
-        batch_size: int = 64,
-        progress: bool = True,
-        target_lang: str | None = None,
-    ) -> list[str]:
-        language = check_language(target_lang, self.languages)
-
-        def translate_batch(batch: tf.Tensor) -> tf.Tensor:
-            if language is None:
-                return self.serve(text=batch)["translation"]
-            target = tf.fill(tf.shape(batch), language)
-            return self.serve(text=batch, target_lang=target)["translation"]
-
-        return translate_in_batches(
-            string_batches(translate_batch), sentences, batch_size, progress
-        )
-
-    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
-        # Exports written before the token counts were saved with the model have no warnings.
-        if not sentences or not hasattr(self.loaded, "max_source_length_variable"):
-            return []
-        lengths = self.loaded.source_lengths(tf.constant(list(sentences))).numpy().tolist()
-        return truncation_warnings(lengths, int(self.loaded.max_source_length_variable.numpy()))
+def _signature(translator: ModelTranslator, outputs) -> tf.types.experimental.ConcreteFunction:
+    """The concrete function of a signature with the contract's inputs: ``text``, and
+    ``target_lang`` for a multilingual model (the graph checks and tags it)."""
+    text = tf.TensorSpec([None], tf.string, name=TEXT)
+    if translator.languages:
+        target_lang = tf.TensorSpec([None], tf.string, name=TARGET_LANG)
+        function = tf.function(lambda text, target_lang: outputs(translator, text, target_lang))
+        return function.get_concrete_function(text, target_lang)
+    function = tf.function(lambda text: outputs(translator, text, tf.fill(tf.shape(text), "")))
+    return function.get_concrete_function(text)

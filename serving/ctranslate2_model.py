@@ -17,18 +17,29 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
-from inference.ctranslate2_translator import CTranslate2Translator
-from serving.errors import bad_request
+from exports.contract import (
+    ATTENTION,
+    CROSS_ATTENTION,
+    CTRANSLATE2_MODEL_FILE,
+    SERVING_DEFAULT,
+    SIGNATURE_OUTPUTS,
+    SOURCE_PIECES,
+    TARGET_LANG,
+    TARGET_PIECES,
+    TEXT,
+    TRANSLATION,
+    signature_inputs,
+)
+from exports.ctranslate2 import CTranslate2Translator
 from serving.registry import ServedModel, Signature, model_version_dir, string_signature_def
-
-_MODEL_FILE = "model.bin"  # CTranslate2's weights, beside our decoding.json and spm.model
 
 
 def _holds_export(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, _MODEL_FILE))
+    return os.path.isfile(os.path.join(path, CTRANSLATE2_MODEL_FILE))
 
 
 def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedModel:
@@ -46,50 +57,43 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         "one with `python export.py --workdir=DIR --format=ctranslate2 --output=...`.",
     )
     translator = CTranslate2Translator(directory, threads=threads)
-    languages = translator.languages
-    inputs = ("target_lang", "text") if languages else ("text",)  # sorted, as a SavedModel's
+    inputs = signature_inputs(translator.languages)
 
-    def sources(*columns: list[str]) -> list[str]:
-        """The rows as the model reads them: a multilingual export's tagged."""
-        if not languages:
-            return columns[0]
-        try:
-            return translator.tagged_rows(columns[1], columns[0])
-        except ValueError as error:  # an unknown language
-            raise bad_request(str(error)) from None
+    def by_name(columns: Sequence[list[str]]) -> tuple[list[str], list[str] | None]:
+        """The ``text`` column and, for a multilingual export, the ``target_lang`` one."""
+        named = dict(zip(inputs, columns, strict=True))
+        return named[TEXT], named.get(TARGET_LANG)
 
-    outputs = {
-        "serving_default": {"translation": ("DT_STRING", 1)},
-        "cross_attention": {
-            "translation": ("DT_STRING", 1),
-            "source_pieces": ("DT_STRING", 2),
-            "target_pieces": ("DT_STRING", 2),
-            "attention": ("DT_FLOAT", 4),
-        },
-    }
+    def translation(*columns: list[str]) -> dict[str, np.ndarray]:
+        return {TRANSLATION: _strings(translator.translate_batch(*by_name(columns)))}
+
+    def cross_attention(*columns: list[str]) -> dict[str, np.ndarray]:
+        return _cross_attention(translator, *by_name(columns))
+
+    runs = {SERVING_DEFAULT: translation, CROSS_ATTENTION: cross_attention}
     signatures = {
-        "serving_default": Signature(
-            "serving_default",
-            lambda *columns: {
-                "translation": _strings(translator.translate_batch(sources(*columns)))
-            },
+        signature: Signature(
+            signature,
+            runs[signature],
             inputs,
-            ("translation",),
-            batchable=True,
-        ),
-        "cross_attention": Signature(
-            "cross_attention",
-            lambda *columns: _cross_attention(translator, sources(*columns)),
-            inputs,
-            tuple(sorted(outputs["cross_attention"])),
-            batchable=False,
-        ),
+            tuple(sorted(outputs)),
+            batchable=signature == SERVING_DEFAULT,
+        )
+        for signature, outputs in SIGNATURE_OUTPUTS.items()
     }
     signature_defs = {
-        signature: string_signature_def(list(inputs), specs) for signature, specs in outputs.items()
+        signature: string_signature_def(list(inputs), specs)
+        for signature, specs in SIGNATURE_OUTPUTS.items()
     }
     return ServedModel(
-        name, version, directory, "CTranslate2", signatures, signature_defs, translator, languages
+        name,
+        version,
+        directory,
+        "CTranslate2",
+        signatures,
+        signature_defs,
+        translator,
+        translator.languages,
     )
 
 
@@ -104,8 +108,10 @@ def _padded_pieces(rows: list[list[str]], width: int) -> np.ndarray:
     ).reshape(len(rows), width)
 
 
-def _cross_attention(translator: CTranslate2Translator, text: list[str]) -> dict[str, np.ndarray]:
-    results = translator.cross_attention(text)
+def _cross_attention(
+    translator: CTranslate2Translator, text: list[str], target_langs: list[str] | None
+) -> dict[str, np.ndarray]:
+    results = translator.cross_attention(text, target_langs)
     source_width = max((len(result.source_pieces) for result in results), default=0)
     target_width = max((len(result.target_pieces) for result in results), default=0)
     attention = np.zeros([len(results), 1, target_width, source_width], np.float32)
@@ -115,8 +121,8 @@ def _cross_attention(translator: CTranslate2Translator, text: list[str]) -> dict
         )
         attention[row, 0, : weights.shape[0], : weights.shape[1]] = weights
     return {
-        "translation": _strings([result.translation for result in results]),
-        "source_pieces": _padded_pieces([result.source_pieces for result in results], source_width),
-        "target_pieces": _padded_pieces([result.target_pieces for result in results], target_width),
-        "attention": attention,
+        TRANSLATION: _strings([result.translation for result in results]),
+        SOURCE_PIECES: _padded_pieces([result.source_pieces for result in results], source_width),
+        TARGET_PIECES: _padded_pieces([result.target_pieces for result in results], target_width),
+        ATTENTION: attention,
     }

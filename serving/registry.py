@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from common.language_tags import UnknownLanguageError, check_language
+from exports.contract import TARGET_LANG
 from serving.errors import ApiError, bad_request
 
 MODEL_NAME = re.compile(r"[^/:,=\s]+")
@@ -79,6 +81,21 @@ class ServedModel:
                 raise bad_request(f'Serving signature "{name}" takes inputs other than 1-D strings')
             raise bad_request(f'Serving signature name: "{name}" not found in signature def')
         return self.signatures[name]
+
+    def check_languages(self, columns: Mapping[str, Sequence[str]]) -> None:
+        """A 400 naming the model's languages when a row's ``target_lang`` is not one of them
+        (checked before the model runs, so one bad request never fails a batch of others).
+
+        Example:
+            >>> model.check_languages({"text": ["Ja"], "target_lang": ["xx"]})
+            Traceback (most recent call last):
+            serving.errors.ApiError: Unknown target language 'xx': this model translates into de.
+        """
+        for language in columns.get(TARGET_LANG, ()):
+            try:
+                check_language(language, self.languages)
+            except UnknownLanguageError as error:
+                raise bad_request(str(error)) from None
 
     def status(self) -> dict:
         """TensorFlow Serving's ``ModelVersionStatus`` JSON for this version.

@@ -22,6 +22,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from exports import contract
 from serving.errors import ApiError, bad_request
 from serving.limits import Limits
 from serving.service import ModelService
@@ -31,6 +32,16 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 _PREDICT = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?:predict", re.IGNORECASE)
 _MODEL = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata)?", re.IGNORECASE)
 T = TypeVar("T")
+# The export contract's names the demo page uses, so that it spells none itself.
+DEMO_NAMES = {
+    "translate": contract.SERVING_DEFAULT,
+    "crossAttention": contract.CROSS_ATTENTION,
+    "text": contract.TEXT,
+    "targetLang": contract.TARGET_LANG,
+    "attention": contract.ATTENTION,
+    "sourcePieces": contract.SOURCE_PIECES,
+    "targetPieces": contract.TARGET_PIECES,
+}
 
 
 class Endpoints:
@@ -49,8 +60,9 @@ class Endpoints:
         ]
 
     async def models(self, request: Request) -> JSONResponse:
-        """``{"models": [{"name", "version", "runtime", "signatures", "languages"}]}`` for the
-        demo page (``languages``: a multilingual model's target languages, else empty)."""
+        """``{"models": [{"name", "version", "runtime", "signatures", "languages"}], "names":
+        {...}}`` for the demo page (``languages``: a multilingual model's target languages, else
+        empty; ``names``: the export contract's signature, input and output names it uses)."""
         del request
         models = self.service.registry.models.values()
         return JSONResponse(
@@ -64,7 +76,8 @@ class Endpoints:
                         "languages": list(m.languages),
                     }
                     for m in models
-                ]
+                ],
+                "names": DEMO_NAMES,
             }
         )
 
@@ -91,6 +104,7 @@ class Endpoints:
         columns = parsed.columns(signature.inputs)
         for column in columns.values():
             self.limits.check_sentences(column)
+        model.check_languages(columns)
         run = self.service.run(model, signature, [columns[name] for name in signature.inputs])
         outputs = await unless_disconnected(request, self.limits.in_time(run))
         return JSONResponse(outputs_to_json(outputs, parsed.columnar))

@@ -2,7 +2,9 @@
 
 Signatures whose inputs are all 1-D ``tf.string`` tensors are served (the project's
 ``serving_default`` and ``cross_attention``); the metadata lists every signature, as TensorFlow
-Serving prints them. The model's invalid-argument errors are 400s.
+Serving prints them. Its variables are read by the names of :mod:`exports.contract`. The
+model's invalid-argument errors are 400s with TensorFlow's message (a target language is checked
+before the model runs, :meth:`serving.registry.ServedModel.check_languages`).
 
 Example:
     >>> model = load_saved_model("de-en", "runs/de_en/saved_model")
@@ -20,10 +22,10 @@ import tensorflow as tf
 from google.protobuf import json_format
 from tensorflow.core.protobuf import saved_model_pb2
 
+from exports.contract import LANGUAGES_VARIABLE
 from serving.errors import bad_request
 from serving.registry import ServedModel, Signature, model_version_dir
 
-_ASSERTION = "assertion failed: "
 _CLIENT_ERRORS = (
     tf.errors.InvalidArgumentError,
     tf.errors.OutOfRangeError,
@@ -61,8 +63,8 @@ def load_saved_model(name: str, path: str) -> ServedModel:
                 batchable=all(spec.shape.rank == 1 for spec in outputs.values()),
             )
     languages = ()
-    if hasattr(loaded, "languages_variable"):  # a multilingual export (inference.export)
-        languages = tuple(lang.decode() for lang in loaded.languages_variable.numpy())
+    if hasattr(loaded, LANGUAGES_VARIABLE):  # a multilingual export (inference.export)
+        languages = tuple(lang.decode() for lang in getattr(loaded, LANGUAGES_VARIABLE).numpy())
     return ServedModel(
         name,
         version,
@@ -88,26 +90,10 @@ def _numpy_function(
         try:
             outputs = function(**tensors)
         except _CLIENT_ERRORS as error:
-            raise bad_request(_client_message(error.message)) from None
+            raise bad_request(error.message) from None
         return {name: output.numpy() for name, output in outputs.items()}
 
     return run
-
-
-def _client_message(message: str) -> str:
-    """The model's own words: an in-graph assertion's message on one line (the graph's failing
-    node and call stack left out; the quotes TensorFlow escaped, unescaped), else TensorFlow's
-    message.
-
-    Example:
-        >>> _client_message("Graph execution error:\n\nassertion failed: [No \\'cs\\']\n\t [[A]]")
-        "No 'cs'"
-    """
-    for line in message.splitlines():
-        if line.startswith(_ASSERTION):
-            words = line[len(_ASSERTION) :].replace("[", "").replace("]", "").strip()
-            return words.replace("\\'", "'").replace('\\"', '"')
-    return message
 
 
 def _signature_defs(directory: str) -> dict[str, dict]:

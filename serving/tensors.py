@@ -24,9 +24,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from exports.contract import SERVING_DEFAULT
 from serving.errors import bad_request
-
-DEFAULT_SIGNATURE = "serving_default"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +69,7 @@ def parse_predict_body(body: bytes) -> PredictRequest:
         raise bad_request("the request body must be a JSON object")
     if ("instances" in document) == ("inputs" in document):
         raise bad_request("the request must have exactly one of 'instances' or 'inputs'")
-    signature_name = document.get("signature_name", DEFAULT_SIGNATURE)
+    signature_name = document.get("signature_name", SERVING_DEFAULT)
     if not isinstance(signature_name, str):
         raise bad_request("'signature_name' must be a string")
     columnar = "inputs" in document

@@ -1,39 +1,43 @@
 """Dependencies point one way (the README's Layout): each package imports its own modules and
-the layers below it, never a layer beside or above it.
+the packages :data:`MAY_IMPORT` lists for it, nothing else, and no exceptions.
 
-    common  <-  transformer, data_pipeline  <-  decoding  <-  rundir  <-  training | inference
-        <-  cli, configs  <-  the scripts, benchmarks
+    common  <-  transformer, data_pipeline  <-  decoding  <-  exports, rundir
+        <-  training | inference  <-  cli, configs  <-  the scripts, benchmarks
+    common, exports  <-  serving  <-  the scripts, benchmarks
 
 training and inference sit side by side and never import each other. serving (the server of
-serve.py) imports only itself and the CTranslate2 runtime (``inference.ctranslate2_translator``,
-which imports no TensorFlow): a SavedModel or a CTranslate2 export is all it needs.
+serve.py) imports the export contract and the runtimes that read exports (``exports``) and
+nothing of ``inference``: an exported SavedModel or CTranslate2 export is all it needs.
 """
 
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-# Each package's rank: it may import packages of a lower rank (and itself).
-RANKS = {
-    "common": 0,
-    "transformer": 1,
-    "data_pipeline": 1,
-    "decoding": 2,
-    "rundir": 3,
-    "training": 4,
-    "inference": 4,
-    "cli": 5,
-    "configs": 5,
-    "benchmarks": 6,
+_BELOW_TRAINING = {"common", "transformer", "data_pipeline", "decoding", "rundir"}
+# The packages each package may import directly (besides itself): a graph without cycles.
+MAY_IMPORT = {
+    "common": set(),
+    "transformer": {"common"},
+    "data_pipeline": {"common"},
+    "decoding": {"common", "transformer", "data_pipeline"},
+    "exports": {"common", "decoding"},
+    "rundir": {"common", "transformer", "data_pipeline"},
+    "training": _BELOW_TRAINING,
+    "inference": _BELOW_TRAINING | {"exports"},
+    "serving": {"common", "exports"},
+    "cli": _BELOW_TRAINING | {"exports", "training", "inference"},
+    "configs": {"common", "decoding"},
+    "benchmarks": _BELOW_TRAINING
+    | {"exports", "training", "inference", "serving", "cli", "configs"},
 }
-SERVING = "serving"
-PACKAGES = (*RANKS, SERVING)
-# The one module outside serving/ that serving may import (with what it imports in turn).
-SERVING_MAY_IMPORT = "inference.ctranslate2_translator"
+PACKAGES = tuple(MAY_IMPORT)
+SCRIPT = "script"  # the top-level *.py scripts: they may import any package
 SCRIPTS = sorted(path.name for path in REPO_ROOT.glob("*.py"))
 
 
@@ -54,16 +58,17 @@ def project_imports(path: Path) -> set[str]:
 
 
 def allowed(importer: str, imported: str) -> bool:
-    """Whether package ``importer`` (or ``"script"``) may import module or package ``imported``."""
+    """Whether package ``importer`` (or a script) may import module or package ``imported``."""
     package = imported.split(".")[0]
-    if importer == package:
-        return True
-    if importer == SERVING:
-        return imported == SERVING_MAY_IMPORT
-    if package == SERVING:
-        return importer == "script"
-    rank = RANKS[importer] if importer in RANKS else max(RANKS.values()) + 1  # a script
-    return RANKS[package] < rank
+    return importer in (package, SCRIPT) or package in MAY_IMPORT[importer]
+
+
+def test_the_allowed_imports_form_a_graph_without_cycles():
+    try:
+        order = list(TopologicalSorter(MAY_IMPORT).static_order())
+    except CycleError as error:
+        pytest.fail(f"the layers import each other in a cycle: {error.args[1]}")
+    assert set(order) == set(PACKAGES)
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -82,7 +87,7 @@ def test_each_package_imports_only_the_layers_below_it(package):
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_each_script_imports_the_layers_below_it(script):
     violations = sorted(
-        name for name in project_imports(REPO_ROOT / script) if not allowed("script", name)
+        name for name in project_imports(REPO_ROOT / script) if not allowed(SCRIPT, name)
     )
     assert not violations, f"{script} imports {violations}"
 
@@ -101,10 +106,11 @@ def test_the_rules_catch_imports_that_point_the_wrong_way(tmp_path):
     assert not allowed("training", "inference") and not allowed("inference", "training")
     assert not allowed("decoding", "rundir") and not allowed("common", "data_pipeline")
     assert not allowed("serving", "inference.export") and not allowed("cli", "serving")
-    assert not allowed("serving", "decoding.translator")
-    assert allowed("serving", "inference.ctranslate2_translator")
-    assert allowed("inference", "rundir") and allowed("script", "serving")
+    assert not allowed("serving", "decoding.translator") and not allowed("exports", "inference")
+    assert not allowed("decoding", "exports.contract")
+    assert allowed("serving", "exports.ctranslate2") and allowed("inference", "exports.contract")
+    assert allowed("inference", "rundir") and allowed(SCRIPT, "serving")
 
 
 def test_serve_py_needs_the_serving_package_and_the_quiet_start_only():
-    assert project_imports(REPO_ROOT / "serve.py") <= {SERVING, "cli"}
+    assert project_imports(REPO_ROOT / "serve.py") <= {"serving", "cli"}

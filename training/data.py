@@ -14,6 +14,7 @@ import data_pipeline
 from common import language_tags
 from common.errors import ConfigError
 from common.storage import writing
+from common.translation import TranslationRequest
 
 
 def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
@@ -128,7 +129,7 @@ class ValidationSet:
     label: str  # "de-fr" for one direction of a multilingual run; "" for a run of one pair
     sources: list[str]
     references: list[str]
-    target_lang: str | None = None  # a multilingual run's
+    request: TranslationRequest = TranslationRequest()  # a multilingual run's: its target
 
 
 def validation_sets(
@@ -155,7 +156,8 @@ def validation_sets(
         if split in splits:
             sources, references = _sides(splits[split].take(limit))
             label = data_pipeline.multilingual.direction_label(direction)
-            sets.append(ValidationSet(label, sources, references, direction[1]))
+            request = TranslationRequest(target_lang=direction[1])
+            sets.append(ValidationSet(label, sources, references, request))
     return sets
 
 

@@ -279,7 +279,7 @@ class _Trainer:
         scores, hypotheses = {}, []
         for validation_set in self.validation_sets:
             translations = self.translator.translate(
-                validation_set.sources, progress=False, target_lang=validation_set.target_lang
+                validation_set.sources, validation_set.request, progress=False
             )
             scores[validation_set.label] = bleu(translations, validation_set.references)
             hypotheses += translations

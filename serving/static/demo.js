@@ -1,6 +1,7 @@
 // The demo page: translate with the chosen model (TF Serving's :predict, row format; a
-// multilingual model's rows name their target language), then show the cross_attention
-// signature's heat maps (one per head) for a chosen sentence.
+// multilingual model's rows name their target language), then show the cross-attention
+// signature's heat maps (one per head) for a chosen sentence. Every signature, input and output
+// name comes from the server (the export contract), none is written here.
 "use strict";
 
 const form = document.getElementById("translate-form");
@@ -16,6 +17,8 @@ const heatmaps = document.getElementById("heatmaps");
 let signaturesByModel = {};
 let runtimeByModel = {};
 let languagesByModel = {};
+// The export contract's signature, input and output names (from /demo/models).
+let names = {};
 // Only the latest request of each kind may draw its answer (an older one may arrive later).
 let latestTranslation = 0;
 let latestAttention = 0;
@@ -39,7 +42,9 @@ async function predict(model, body) {
 
 async function loadModels() {
   const response = await fetch("/demo/models");
-  const { models } = await response.json();
+  const listing = await response.json();
+  names = listing.names;
+  const { models } = listing;
   for (const model of models) {
     signaturesByModel[model.name] = model.signatures;
     runtimeByModel[model.name] = model.runtime;
@@ -59,10 +64,11 @@ function showLanguages() {
   languageSelect.hidden = languageLabel.hidden = !languages.length;
 }
 
-// The :predict rows of some sentences: plain text, or {text, target_lang} for a multilingual model.
+// The :predict rows of some sentences: plain text, or text and target language for a
+// multilingual model.
 function instances(model, sentences) {
   if (!languagesByModel[model].length) return sentences;
-  return sentences.map((text) => ({ text, target_lang: languageSelect.value }));
+  return sentences.map((text) => ({ [names.text]: text, [names.targetLang]: languageSelect.value }));
 }
 
 async function translate() {
@@ -72,7 +78,10 @@ async function translate() {
   showStatus("Translating…");
   const request = ++latestTranslation;
   try {
-    const { predictions } = await predict(model, { instances: instances(model, sentences) });
+    const { predictions } = await predict(model, {
+      signature_name: names.translate,
+      instances: instances(model, sentences),
+    });
     if (request !== latestTranslation) return;
     list.replaceChildren();
     predictions.forEach((translation, index) => {
@@ -88,7 +97,7 @@ async function translate() {
       list.append(item);
     });
     showStatus(`${sentences.length} sentence(s) translated by ${model}.`);
-    if (signaturesByModel[model].includes("cross_attention")) {
+    if (signaturesByModel[model].includes(names.crossAttention)) {
       await showAttention(model, sentences[0], list.firstElementChild);
     }
   } catch (error) {
@@ -138,19 +147,20 @@ function heatmap(head, weights, sourcePieces, targetPieces) {
 }
 
 async function showAttention(model, sentence, item) {
-  if (!signaturesByModel[model].includes("cross_attention")) return;
+  if (!signaturesByModel[model].includes(names.crossAttention)) return;
   for (const other of list.children) other.classList.toggle("selected", other === item);
   const request = ++latestAttention;
   try {
     const { predictions } = await predict(model, {
-      signature_name: "cross_attention",
+      signature_name: names.crossAttention,
       instances: instances(model, [sentence]),
     });
     if (request !== latestAttention) return;
-    const { attention: weights, source_pieces, target_pieces } = predictions[0];
+    const prediction = predictions[0];
+    const weights = prediction[names.attention];
     // Padding pieces are empty strings: keep the real ones.
-    const sourcePieces = source_pieces.filter((piece) => piece);
-    const targetPieces = target_pieces.filter((piece) => piece);
+    const sourcePieces = prediction[names.sourcePieces].filter((piece) => piece);
+    const targetPieces = prediction[names.targetPieces].filter((piece) => piece);
     caption.textContent = `“${sentence}”: rows are the output pieces, columns the source pieces.`;
     if (languagesByModel[model].length) {
       caption.textContent += ` The source begins with the tag of the target language (<2${languageSelect.value}>).`;

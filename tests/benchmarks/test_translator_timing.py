@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 from benchmarks import harness
+from exports.ctranslate2 import CTranslate2Translator
 from inference.ctranslate2_export import export_ctranslate2
-from inference.ctranslate2_translator import CTranslate2Translator
 from inference.loading import load_translator
 
 SENTENCES = ["Ein Hund rennt.", "Zwei Männer spielen.", "Ja", "Eine Frau liest ein Buch."]

@@ -6,8 +6,6 @@ from common.language_tags import (
     defused,
     languages_in_pieces,
     tag,
-    tag_rows,
-    tag_sentences,
     tagged,
 )
 
@@ -24,7 +22,7 @@ def test_a_tag_written_in_the_text_is_made_plain_characters():
         "Say < 2de> or < 2fra>, not <2d> or <3de>."
     )
     assert tagged("Write <2de>.", "fr") == "<2fr> Write < 2de>."
-    assert tag_sentences(["<2de>"], "fr", LANGUAGES) == ["<2fr> < 2de>"]
+    assert tagged("<2de>", "fr") == "<2fr> < 2de>"
 
 
 @pytest.mark.parametrize("code", ["", "F", "fra-x", "<2fr>", "français"])
@@ -51,16 +49,3 @@ def test_a_model_of_one_target_language_takes_none():
     assert check_language(None, ()) is None
     with pytest.raises(UnknownLanguageError, match="one language only"):
         check_language("fr", ())
-
-
-def test_sentences_are_tagged_for_a_multilingual_model_only():
-    assert tag_sentences(["A dog."], "de", LANGUAGES) == ["<2de> A dog."]
-    assert tag_sentences(["A dog."], None, ()) == ["A dog."]
-
-
-def test_each_row_gets_its_own_language_and_every_one_is_checked():
-    assert tag_rows(["A", "B"], ["de", "cs"], LANGUAGES) == ["<2de> A", "<2cs> B"]
-    with pytest.raises(UnknownLanguageError, match="'xx'"):
-        tag_rows(["A", "B"], ["de", "xx"], LANGUAGES)
-    with pytest.raises(UnknownLanguageError, match="one target language for each"):
-        tag_rows(["A", "B"], ["de"], LANGUAGES)

@@ -3,8 +3,7 @@ import pytest
 import tensorflow as tf
 
 from decoding.options import SearchOptions
-from decoding.protocol import truncation_warnings
-from decoding.translator import ModelTranslator, pad_to_buckets
+from decoding.translator import ModelTranslator, pad_to_buckets, request_columns
 from inference.loading import load_model
 
 
@@ -63,9 +62,6 @@ def test_truncation_warnings_name_each_sentence_longer_than_the_model_reads(tiny
     assert len(warnings) == 1 and warnings[0].startswith("warning: sentence 2 has ")
     assert warnings[0].endswith("tokens; only the first 5 are translated.")
     assert translator.truncation_warnings([]) == []
-    assert truncation_warnings([5, 6], max_source_length=6) == [
-        "warning: sentence 2 has 6 tokens; only the first 5 are translated."
-    ]
 
 
 def test_cross_attention_returns_the_translation_its_pieces_and_one_map_per_head(tiny_run):
@@ -73,15 +69,15 @@ def test_cross_attention_returns_the_translation_its_pieces_and_one_map_per_head
     model, tokenizer, _ = load_model(workdir, "latest")
     translator = ModelTranslator(model, tokenizer, max_source_length=32)
     sentences = ["Ein Hund rennt über die Wiese.", "Ja"]
-    outputs = translator.cross_attention(tf.constant(sentences))
-    assert [t.decode() for t in outputs["translation"].numpy()] == translator.translate(
+    outputs = translator.cross_attention(*request_columns(sentences, None))
+    assert [t.decode() for t in outputs.translation.numpy()] == translator.translate(
         sentences, progress=False
     )
-    attention = outputs["attention"].numpy()
+    attention = outputs.attention.numpy()
     assert attention.shape[:2] == (2, model.num_heads)
     for row, sentence in enumerate(sentences):
-        source = [p.decode() for p in outputs["source_pieces"][row].numpy() if p]
-        target = [p.decode() for p in outputs["target_pieces"][row].numpy() if p]
+        source = [p.decode() for p in outputs.source_pieces[row].numpy() if p]
+        target = [p.decode() for p in outputs.target_pieces[row].numpy() if p]
         expected_source = tokenizer.id_to_piece(tokenizer.tokenize([sentence])[0]).numpy()
         assert source == [p.decode() for p in expected_source] + ["</s>"]
         assert target and len(target) <= attention.shape[2]

@@ -19,14 +19,14 @@ import tensorflow as tf
 
 from data_pipeline import Tokenizer
 from decoding.options import SearchOptions
-from decoding.translator import ModelTranslator, encode_sources
+from decoding.translator import ModelTranslator, encode_sources, request_columns
+from exports.contract import QUANTIZATIONS, ExportError
+from exports.ctranslate2 import CTranslate2Translator
 from inference.ctranslate2_export import (
     choose_length_penalty,
     export_ctranslate2,
     export_with_length_penalty,
 )
-from inference.ctranslate2_files import QUANTIZATIONS, ExportError
-from inference.ctranslate2_translator import CTranslate2Translator
 from inference.evaluation import read_split
 from inference.loading import load_translator
 from tests.script_runner import REPO_ROOT, run_in_process
@@ -214,12 +214,12 @@ def test_its_attention_is_the_first_head_of_our_last_layer(copy_translators, tmp
     translator, _ = copy_translators[4]
     path = export_ctranslate2(translator, str(tmp_path / "ct2"))
     sentences = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball."]
-    ours = translator.cross_attention(tf.constant(sentences))
+    ours = translator.cross_attention(*request_columns(sentences, None))
     for row, theirs in enumerate(CTranslate2Translator(path).cross_attention(sentences)):
-        targets = [p.decode() for p in ours["target_pieces"][row].numpy() if p]
-        sources = [p.decode() for p in ours["source_pieces"][row].numpy() if p]
+        targets = [p.decode() for p in ours.target_pieces[row].numpy() if p]
+        sources = [p.decode() for p in ours.source_pieces[row].numpy() if p]
         assert theirs.target_pieces == targets and [*theirs.source_pieces, "</s>"] == sources
-        expected = ours["attention"][row, 0, : len(targets), : len(sources) - 1].numpy()
+        expected = ours.attention[row, 0, : len(targets), : len(sources) - 1].numpy()
         np.testing.assert_allclose(theirs.attention, expected, atol=1e-4)
 
 
@@ -307,7 +307,7 @@ def test_running_an_export_imports_no_tensorflow(tokenizer, tmp_path):
     expected = CTranslate2Translator(path, threads=1).translate(SENTENCES, progress=False)
     script = (
         "import sys\n"
-        "from inference.ctranslate2_translator import CTranslate2Translator\n"
+        "from exports.ctranslate2 import CTranslate2Translator\n"
         f"translator = CTranslate2Translator({path!r}, threads=1)\n"
         f"print(repr(translator.translate({SENTENCES!r}, progress=False)))\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] == 'tensorflow'))\n"

@@ -10,6 +10,7 @@ import pytest
 
 import data_pipeline as dp
 from common.errors import ConfigError
+from common.translation import TranslationRequest
 from inference.evaluation import direction_names, evaluate_split
 from inference.multi30k_bleu import LABEL
 
@@ -27,14 +28,16 @@ class Oracle:
     def translate(
         self,
         sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
         batch_size: int = 64,
         progress: bool = True,
-        target_lang: str | None = None,
     ) -> list[str]:
-        assert target_lang is None
+        assert request.target_lang is None
         return [self._translations[sentence] for sentence in sentences]
 
-    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
+    def truncation_warnings(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[str]:
         return []
 
 

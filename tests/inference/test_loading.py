@@ -13,7 +13,8 @@ from common.special_tokens import BOS_ID, PAD_ID
 from decoding.ensemble import Ensemble
 from decoding.search import decode
 from decoding.translator import encode_sources
-from inference.export import SavedModelTranslator, export_saved_model
+from exports.saved_model import SavedModelTranslator
+from inference.export import export_saved_model
 from inference.loading import load_model, load_translator
 from rundir.checkpoints import UnreadableCheckpointError
 

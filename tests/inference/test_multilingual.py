@@ -11,12 +11,13 @@ import pytest
 import tensorflow as tf
 
 from common.language_tags import UnknownLanguageError, tagged
+from common.translation import TranslationRequest
 from data_pipeline import Tokenizer
 from decoding.options import SearchOptions
 from decoding.search import decode
 from decoding.translator import encode_sources
-from inference.ctranslate2_translator import CTranslate2Translator
-from inference.export import SavedModelTranslator
+from exports.ctranslate2 import CTranslate2Translator
+from exports.saved_model import SavedModelTranslator
 from inference.loading import load_translator
 from rundir.checkpoints import restore_model
 from rundir.model import build_workdir_model
@@ -64,22 +65,23 @@ def test_the_tag_is_one_piece_in_front_and_the_first_word_reads_as_without_it(wo
 def test_the_target_language_is_chosen_and_checked(translator):
     assert translator.languages == LANGUAGES
     outputs = {
-        lang: translator.translate(SENTENCES, target_lang=lang, progress=False)
+        lang: translator.translate(SENTENCES, TranslationRequest(lang), progress=False)
         for lang in LANGUAGES
     }
-    tagged = [f"<2fr> {s}" for s in SENTENCES]
-    expected = [t.decode() for t in translator.translate_batch(tf.constant(tagged)).numpy()]
+    tagged_ids = encode_sources(
+        translator.tokenizer, tf.constant([f"<2fr> {s}" for s in SENTENCES]), 64
+    )
+    searched = decode(translator.model, tagged_ids, translator.options, dynamic_shapes=True)
+    expected = [t.decode() for t in translator.tokenizer.detokenize(searched).numpy()]
     assert outputs["fr"] == expected
     assert outputs["fr"] != outputs["de"]
     with pytest.raises(UnknownLanguageError, match="'cs'.*de, en, fr"):
-        translator.translate(SENTENCES, target_lang="cs")
+        translator.translate(SENTENCES, TranslationRequest("cs"))
     with pytest.raises(UnknownLanguageError, match="choose one"):
         translator.translate(SENTENCES)
 
 
-def test_an_ensemble_takes_the_target_language_as_its_one_model_does(
-    workdir, translator, tmp_path
-):
+def test_an_ensemble_takes_the_target_language_as_its_one_model_does(workdir, translator, tmp_path):
     """Two members (the run at its latest and at its first checkpoint): the ensemble answers
     each language with its own translations, not one member's, and checks the language."""
     earlier = at_its_first_checkpoint(workdir, tmp_path / "earlier")
@@ -89,13 +91,18 @@ def test_an_ensemble_takes_the_target_language_as_its_one_model_does(
     assert ensemble.languages == LANGUAGES
     answers = {}
     for lang in ("fr", "de"):
-        answers[lang] = ensemble.translate(SENTENCES, target_lang=lang, progress=False)
-        assert swapped.translate(SENTENCES, target_lang=lang, progress=False) == answers[lang]
+        answers[lang] = ensemble.translate(SENTENCES, TranslationRequest(lang), progress=False)
+        assert (
+            swapped.translate(SENTENCES, TranslationRequest(lang), progress=False) == answers[lang]
+        )
         for member in (translator, first):
-            assert member.translate(SENTENCES, target_lang=lang, progress=False) != answers[lang]
+            assert (
+                member.translate(SENTENCES, TranslationRequest(lang), progress=False)
+                != answers[lang]
+            )
     assert answers["fr"] != answers["de"]
     with pytest.raises(UnknownLanguageError, match="'cs'.*de, en, fr"):
-        ensemble.translate(SENTENCES, target_lang="cs")
+        ensemble.translate(SENTENCES, TranslationRequest("cs"))
 
 
 def test_tags_never_leak_into_the_output(workdir, translator, monkeypatch):
@@ -118,7 +125,7 @@ def test_tags_never_leak_into_the_output(workdir, translator, monkeypatch):
         options = dataclasses.replace(translator.options, beam_size=beam_size)
         biased = type(translator)(model, tokenizer, options, max_source_length=48)
         for lang in LANGUAGES:
-            for output in biased.translate(SENTENCES, target_lang=lang, progress=False):
+            for output in biased.translate(SENTENCES, TranslationRequest(lang), progress=False):
                 assert "<2" not in output
 
 
@@ -128,20 +135,21 @@ def test_the_saved_model_takes_text_and_target_language(translator, tiny_multili
     signature = exported.loaded.signatures["serving_default"]
     assert sorted(signature.structured_input_signature[1]) == ["target_lang", "text"]
     for lang in LANGUAGES:
-        assert exported.translate(SENTENCES, target_lang=lang, progress=False) == (
-            translator.translate(SENTENCES, target_lang=lang, progress=False)
+        assert exported.translate(SENTENCES, TranslationRequest(lang), progress=False) == (
+            translator.translate(SENTENCES, TranslationRequest(lang), progress=False)
         )
     mixed = signature(text=tf.constant(SENTENCES[:2]), target_lang=tf.constant(["fr", "de"]))
     assert [t.decode() for t in mixed["translation"].numpy()] == [
-        translator.translate(SENTENCES[:1], target_lang="fr", progress=False)[0],
-        translator.translate(SENTENCES[1:2], target_lang="de", progress=False)[0],
+        translator.translate(SENTENCES[:1], TranslationRequest("fr"), progress=False)[0],
+        translator.translate(SENTENCES[1:2], TranslationRequest("de"), progress=False)[0],
     ]
-    # TensorFlow escapes the quotes of an assertion's message (the server unescapes them).
+    # TensorFlow escapes the quotes of an assertion's message (Python callers and the server
+    # check the language before the graph runs, with the message unescaped).
     unknown = r"Unknown target language \\'cs\\': this model translates into de, en, fr\."
     with pytest.raises(tf.errors.InvalidArgumentError, match=unknown):
         signature(text=tf.constant(["x"]), target_lang=tf.constant(["cs"]))
     with pytest.raises(UnknownLanguageError, match="'cs'"):
-        exported.translate(SENTENCES, target_lang="cs")
+        exported.translate(SENTENCES, TranslationRequest("cs"))
     attention = exported.loaded.signatures["cross_attention"](
         text=tf.constant(SENTENCES[:1]), target_lang=tf.constant(["fr"])
     )
@@ -153,8 +161,8 @@ def test_ctranslate2_reads_the_tagged_source_as_our_model_does(
 ):
     exported = CTranslate2Translator(tiny_multilingual_ctranslate2)
     assert exported.languages == LANGUAGES
-    ours = translator.translate(SENTENCES, target_lang="fr", progress=False)
-    theirs = exported.translate(SENTENCES, target_lang="fr", progress=False)
+    ours = translator.translate(SENTENCES, TranslationRequest("fr"), progress=False)
+    theirs = exported.translate(SENTENCES, TranslationRequest("fr"), progress=False)
     assert not any("<2" in t for t in theirs)
     # Scores of our translations given the tagged source: the same under both runtimes.
     model, tokenizer = build_workdir_model(workdir)
@@ -172,7 +180,7 @@ def test_ctranslate2_reads_the_tagged_source_as_our_model_does(
     # tips the other way.
     assert sum(a == b for a, b in zip(ours, theirs, strict=True)) >= 2
     with pytest.raises(UnknownLanguageError, match="'cs'"):
-        exported.translate(SENTENCES, target_lang="cs")
+        exported.translate(SENTENCES, TranslationRequest("cs"))
 
 
 def tokenizer_id(tokenizer: Tokenizer, piece: str) -> int:
@@ -184,7 +192,7 @@ def test_translate_script_takes_a_target_language_and_switches_it_interactively(
     workdir, translator
 ):
     expected = {
-        lang: translator.translate(SENTENCES[:1], target_lang=lang, progress=False)[0]
+        lang: translator.translate(SENTENCES[:1], TranslationRequest(lang), progress=False)[0]
         for lang in LANGUAGES
     }
     completed = run_in_process(
@@ -219,8 +227,9 @@ def test_a_sentence_its_tag_makes_too_long_is_warned_about(workdir, translator):
     fits_untagged = [
         sentence
         for sentence in ("Hund " * count for count in range(1, 100))
-        if not translator.truncation_warnings([sentence])
-        and translator.truncation_warnings([tagged(sentence, "de")])
+        if len(translator.tokenizer.tokenize(tf.constant([sentence]))[0])
+        < translator.max_source_length
+        and translator.truncation_warnings([sentence], TranslationRequest("de"))
     ]
     assert fits_untagged
     completed = run_in_process(

@@ -11,6 +11,7 @@ from serving.app import create_app
 from serving.batching import BatchingOptions
 from serving.ctranslate2_model import load_ctranslate2_model
 from serving.registry import ModelRegistry
+from serving.routes import DEMO_NAMES
 from tests.script_runner import REPO_ROOT
 
 SENTENCES = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball.", "Ja"]
@@ -70,7 +71,8 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
                 "signatures": ["cross_attention", "serving_default"],
                 "languages": [],
             }
-        ]
+        ],
+        "names": DEMO_NAMES,
     }
 
 

@@ -100,7 +100,17 @@ def test_status_and_metadata(client, tiny_served):
                 "signatures": ["serving_default"],
                 "languages": [],
             },
-        ]
+        ],
+        # The export contract's names, which the demo page uses and spells nowhere itself.
+        "names": {
+            "translate": "serving_default",
+            "crossAttention": "cross_attention",
+            "text": "text",
+            "targetLang": "target_lang",
+            "attention": "attention",
+            "sourcePieces": "source_pieces",
+            "targetPieces": "target_pieces",
+        },
     }
 
 

@@ -14,8 +14,9 @@ Length penalties differ: CTranslate2 divides a hypothesis' log-probability by
 the validation split when it exports.
 
 A multilingual export (its SentencePiece model holds target-language tags) translates into
-the language given (``target_lang``): the tag goes in front of each source as in training, and
-no tag is ever generated.
+the request's language (``TranslationRequest.target_lang``, or one per row in
+:meth:`CTranslate2Translator.translate_batch`): the tag goes in front of each source as in
+training (in ``_sources`` alone), and no tag is ever generated.
 
 Imports no TensorFlow: running an export needs ctranslate2 and sentencepiece only.
 
@@ -36,9 +37,15 @@ import ctranslate2
 import sentencepiece
 
 from common.errors import ConfigError
-from common.language_tags import languages_in_pieces, tag, tag_rows, tag_sentences
-from decoding.protocol import translate_in_batches, truncation_warnings
-from inference.ctranslate2_files import QUANTIZATIONS, TOKENIZER_FILE, DecodingSettings, ExportError
+from common.language_tags import (
+    UnknownLanguageError,
+    check_language,
+    languages_in_pieces,
+    tag,
+    tagged,
+)
+from common.translation import TranslationRequest, translate_in_batches, truncation_warnings
+from exports.contract import QUANTIZATIONS, TOKENIZER_FILE, DecodingSettings, ExportError
 
 # What our searches never generate (decoding.common.forbid_tokens): padding and BOS (and a
 # multilingual model's tags).
@@ -57,7 +64,7 @@ class CrossAttention:
 
 
 class CTranslate2Translator:
-    """A :class:`~decoding.translator.Translator` over a CTranslate2 export.
+    """A :class:`~common.translation.Translator` over a CTranslate2 export.
 
     Args:
         path: the export's directory.
@@ -116,33 +123,57 @@ class CTranslate2Translator:
     def beam_size(self) -> int:
         return self.options.beam_size
 
-    def truncation_warnings(self, sentences: Sequence[str]) -> list[str]:
-        lengths = [len(pieces) for pieces in self.tokenizer.encode(list(sentences))]
-        return truncation_warnings(lengths, self.max_source_length)
+    def truncation_warnings(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[str]:
+        return truncation_warnings(self.source_lengths(sentences, request), self.max_source_length)
+
+    def source_lengths(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[int]:
+        """Each sentence's piece count (without EOS) as the model reads it (tag included)."""
+        language = request.language(self.languages)
+        return [len(p) for p in self._pieces(list(sentences), [language] * len(sentences))]
 
     def translate(
         self,
         sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
         batch_size: int = 64,
         progress: bool = True,
-        target_lang: str | None = None,
     ) -> list[str]:
-        """Translates ``sentences`` in batches of similar length, keeping their order; a
-        multilingual export's into ``target_lang`` (one of :attr:`languages`)."""
-        sentences = tag_sentences(sentences, target_lang, self.languages)
-        return translate_in_batches(self.translate_batch, sentences, batch_size, progress)
+        """Translates ``sentences`` in batches of similar length, keeping their order, as
+        ``request`` asks (a multilingual export into its ``target_lang``)."""
+        language = request.language(self.languages)
+        return self.translate_rows(sentences, [language] * len(sentences), batch_size, progress)
 
-    def tagged_rows(self, sentences: list[str], target_langs: list[str]) -> list[str]:
-        """A multilingual export's sentences as it reads them, each with its own target
-        language's tag; an UnknownLanguageError (a ValueError) for a language it lacks."""
-        return tag_rows(sentences, target_langs, self.languages)
+    def translate_rows(
+        self,
+        sentences: Sequence[str],
+        target_langs: Sequence[str | None],
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[str]:
+        """:meth:`translate` with each sentence's own target language, in batches of similar
+        length."""
 
-    def translate_batch(self, sentences: list[str]) -> list[str]:
-        """Translations of one batch (CTranslate2 pads it itself); a multilingual export's
-        sentences come tagged (``common.language_tags``)."""
-        return [self._detokenize(tokens) for tokens, _ in self._best(self._sources(sentences))]
+        def translate_rows(rows: list[int]) -> list[str]:
+            batch = [sentences[row] for row in rows]
+            return self.translate_batch(batch, [target_langs[row] for row in rows])
 
-    def cross_attention(self, sentences: list[str]) -> list[CrossAttention]:
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def translate_batch(
+        self, sentences: list[str], target_langs: Sequence[str | None] | None = None
+    ) -> list[str]:
+        """Translations of one batch (CTranslate2 pads it itself); a multilingual export's rows
+        each into its own target language (``target_langs``, checked before the search)."""
+        sources = self._sources(sentences, target_langs)
+        return [self._detokenize(tokens) for tokens, _ in self._best(sources)]
+
+    def cross_attention(
+        self, sentences: list[str], target_langs: Sequence[str | None] | None = None
+    ) -> list[CrossAttention]:
         """Translations of one batch with the attention CTranslate2 returns: the export's
         alignment head (the first head of the last decoder layer), a row for each output piece
         (``</s>`` included) over the source pieces (CTranslate2 leaves out the source's ``</s>``,
@@ -153,7 +184,7 @@ class CTranslate2Translator:
             >>> len(result.attention), len(result.attention[0])  # (output pieces, source pieces)
             (4, 3)
         """
-        sources = self._sources(sentences)
+        sources = self._sources(sentences, target_langs)
         best = self._best(sources, return_attention=True)
         first_rows = self._first_attention_rows(sources)
         return [
@@ -182,11 +213,30 @@ class CTranslate2Translator:
         )
         return [result.attention[0][0] for result in results]
 
-    def _sources(self, sentences: list[str]) -> list[list[str]]:
-        return [
-            pieces[: self.max_source_length - 1]
-            for pieces in self.tokenizer.encode(sentences, out_type=str)
+    def _sources(
+        self, sentences: list[str], target_langs: Sequence[str | None] | None
+    ) -> list[list[str]]:
+        """The pieces the model reads: :meth:`_pieces` truncated to the export's length."""
+        return [p[: self.max_source_length - 1] for p in self._pieces(sentences, target_langs)]
+
+    def _pieces(
+        self, sentences: list[str], target_langs: Sequence[str | None] | None
+    ) -> list[list[str]]:
+        """Each sentence's pieces: a multilingual export's with its row's target language's tag
+        in front (the one place a tag is added here), each language checked first."""
+        if target_langs is None:
+            target_langs = [None] * len(sentences)
+        if len(target_langs) != len(sentences):
+            raise UnknownLanguageError(
+                f"Give one target language for each sentence: got {len(target_langs)} for "
+                f"{len(sentences)}."
+            )
+        languages = [check_language(language, self.languages) for language in target_langs]
+        texts = [
+            text if language is None else tagged(text, language)
+            for text, language in zip(sentences, languages, strict=True)
         ]
+        return self.tokenizer.encode(texts, out_type=str)
 
     def _detokenize(self, tokens: list[str]) -> str:
         return self.tokenizer.decode([token for token in tokens if token != "</s>"])

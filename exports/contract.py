@@ -1,0 +1,122 @@
+"""The export contract: every name an export is written with and read by, in one place.
+
+The exporters (``inference.export``, ``inference.ctranslate2_export``) write through these
+names; the readers (:mod:`exports.saved_model`, :mod:`exports.ctranslate2`), the server
+(``serving/``), ``translate.py`` and the demo page (through the server's model list) read
+through them. Inputs are always picked by name, never by position.
+
+A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this project):
+
+* ``serving_default``: ``text`` (tf.string ``[None]``) -> ``translation`` (tf.string ``[None]``);
+  a multilingual model's also takes ``target_lang`` (tf.string ``[None]``: each row's target
+  language; an unknown one is an InvalidArgumentError naming the model's languages).
+* ``cross_attention`` (one model, not an ensemble): the same inputs -> ``translation``,
+  ``source_pieces`` ``(batch, source_len)``, ``target_pieces`` ``(batch, target_len)`` and
+  ``attention`` ``(batch, heads, target_len, source_len)`` float32 (pieces ``""`` and weights 0
+  past a sentence's end).
+* On the exported object: the variables ``beam_size_variable``, ``max_source_length_variable``
+  and, for a multilingual model, ``languages_variable``; the function ``source_lengths(text,
+  target_lang)`` (token counts, without EOS, of the sources as the model reads them).
+
+A CTranslate2 export: CTranslate2's ``model.bin`` (and vocabularies), our SentencePiece model
+``spm.model`` and the search it translates with, ``decoding.json`` (:class:`DecodingSettings`).
+Its server gives it the SavedModel's signatures (:data:`SIGNATURE_OUTPUTS`).
+
+Imports no TensorFlow.
+
+Example:
+    >>> signature_inputs(("de", "fr")), signature_inputs(())
+    (('target_lang', 'text'), ('text',))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Sequence
+
+from common.errors import UserError
+from decoding.options import SearchOptions
+
+# Signatures, their inputs and their outputs.
+SERVING_DEFAULT = "serving_default"
+CROSS_ATTENTION = "cross_attention"
+TEXT, TARGET_LANG = "text", "target_lang"
+TRANSLATION = "translation"
+SOURCE_PIECES, TARGET_PIECES, ATTENTION = "source_pieces", "target_pieces", "attention"
+# Each signature's outputs as (TensorFlow Serving dtype, rank).
+SIGNATURE_OUTPUTS = {
+    SERVING_DEFAULT: {TRANSLATION: ("DT_STRING", 1)},
+    CROSS_ATTENTION: {
+        TRANSLATION: ("DT_STRING", 1),
+        SOURCE_PIECES: ("DT_STRING", 2),
+        TARGET_PIECES: ("DT_STRING", 2),
+        ATTENTION: ("DT_FLOAT", 4),
+    },
+}
+# What the exported SavedModel object holds besides its signatures.
+BEAM_SIZE_VARIABLE = "beam_size_variable"
+MAX_SOURCE_LENGTH_VARIABLE = "max_source_length_variable"
+LANGUAGES_VARIABLE = "languages_variable"
+SOURCE_LENGTHS = "source_lengths"
+
+# A CTranslate2 export's files beside CTranslate2's vocabularies.
+CTRANSLATE2_MODEL_FILE = "model.bin"
+DECODING_FILE = "decoding.json"
+TOKENIZER_FILE = "spm.model"
+# The weight types a CTranslate2 export can have. Not bfloat16: CTranslate2 converts weights to
+# it only with PyTorch installed, which nothing else here needs.
+QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
+
+
+def signature_inputs(languages: Sequence[str]) -> tuple[str, ...]:
+    """The inputs of every signature of a model of ``languages`` (() for one target language),
+    sorted as TensorFlow Serving lists them."""
+    return (TARGET_LANG, TEXT) if languages else (TEXT,)
+
+
+class ExportError(UserError, ValueError):
+    """A model or option a CTranslate2 export cannot express, or an export CTranslate2 cannot
+    load; the message names it and what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DecodingSettings:
+    """What ``decoding.json`` holds: the search a CTranslate2 export translates with by default.
+
+    ``length_penalty`` is CTranslate2's (scores divided by ``length ** length_penalty``), not
+    GNMT's ``((5 + length) / 6) ** alpha`` (``gnmt_length_penalty``, the work directory's, kept
+    for reference). The output length limits and source truncation are the work directory's.
+    """
+
+    beam_size: int
+    length_penalty: float
+    gnmt_length_penalty: float
+    max_length_ratio: float
+    max_length_offset: float
+    max_length: int | None
+    max_source_length: int
+    quantization: str
+
+    @classmethod
+    def read(cls, directory: str) -> DecodingSettings:
+        path = os.path.join(directory, DECODING_FILE)
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f"No {DECODING_FILE} in {directory}: it is not a CTranslate2 export of this "
+                "project; write one with `python export.py --workdir=DIR --format=ctranslate2 "
+                f"--output={directory}`."
+            )
+        with open(path, encoding="utf-8") as file:
+            return cls(**json.load(file))
+
+    def search_options(self, beam_size: int | None = None) -> SearchOptions:
+        """The search's options (output length limits, beam size; GNMT's length penalty)."""
+        return SearchOptions(
+            beam_size=self.beam_size if beam_size is None else beam_size,
+            length_penalty=self.gnmt_length_penalty,
+            max_length=self.max_length,
+            max_length_ratio=self.max_length_ratio,
+            max_length_offset=self.max_length_offset,
+        )

@@ -1,0 +1,117 @@
+"""Translating with an exported SavedModel (``inference.export``): a Translator.
+
+It reads the export through :mod:`exports.contract` alone (signatures, inputs and variables by
+name) and runs on TensorFlow and ``tensorflow_text`` (the SentencePiece ops the graph uses):
+nothing of the model's code, the data pipeline or TensorFlow Datasets is loaded. A multilingual
+export's target language is checked against its ``languages_variable`` before the graph runs,
+with the message of every other runtime; the graph adds the tag.
+
+Exports written by earlier versions still translate: without ``max_source_length_variable``
+(the oldest) they give no truncation warnings, and their ``source_lengths`` takes the text alone,
+tagged here for a multilingual export as those versions did.
+
+Example:
+    >>> SavedModelTranslator("runs/de_en/saved_model").translate(["Ein Hund rennt."])
+    ['A dog is running.']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+
+from common.language_tags import tagged
+from common.translation import TranslationRequest, translate_in_batches, truncation_warnings
+from exports.contract import (
+    BEAM_SIZE_VARIABLE,
+    LANGUAGES_VARIABLE,
+    MAX_SOURCE_LENGTH_VARIABLE,
+    SERVING_DEFAULT,
+    SOURCE_LENGTHS,
+    TARGET_LANG,
+    TEXT,
+    TRANSLATION,
+)
+
+
+class SavedModelTranslator:
+    """A :class:`~common.translation.Translator` over an exported SavedModel.
+
+    Args:
+        path: the SavedModel's directory (``export.py --output``).
+
+    Example:
+        >>> SavedModelTranslator("/tmp/run/saved_model").beam_size
+        4
+    """
+
+    def __init__(self, path: str) -> None:
+        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph uses)
+
+        if not tf.saved_model.contains_saved_model(path):
+            raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
+        self.loaded = tf.saved_model.load(path)
+        self.serve = self.loaded.signatures[SERVING_DEFAULT]
+        self.max_source_length = None  # unknown to the oldest exports
+        if hasattr(self.loaded, MAX_SOURCE_LENGTH_VARIABLE):
+            self.max_source_length = int(getattr(self.loaded, MAX_SOURCE_LENGTH_VARIABLE).numpy())
+        if hasattr(self.loaded, LANGUAGES_VARIABLE):
+            values = getattr(self.loaded, LANGUAGES_VARIABLE).numpy()
+            self.languages = tuple(language.decode() for language in values)
+        else:
+            self.languages = ()
+
+    @property
+    def beam_size(self) -> int:
+        return int(getattr(self.loaded, BEAM_SIZE_VARIABLE).numpy())
+
+    def translate(
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[str]:
+        language = request.language(self.languages)
+
+        def translate_rows(rows: list[int]) -> list[str]:
+            batch = [sentences[row] for row in rows]
+            outputs = self.serve(**self._inputs(batch, language))[TRANSLATION]
+            return [output.decode("utf-8", errors="replace") for output in outputs.numpy()]
+
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def truncation_warnings(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[str]:
+        if self.max_source_length is None:
+            return []
+        return truncation_warnings(self.source_lengths(sentences, request), self.max_source_length)
+
+    def source_lengths(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[int]:
+        """Each sentence's token count (without EOS) as the model reads it (tag included)."""
+        language = request.language(self.languages)
+        if not sentences:
+            return []
+        function = getattr(self.loaded, SOURCE_LENGTHS)
+        positional_inputs = function.concrete_functions[0].structured_input_signature[0]
+        if len(positional_inputs) == 1:  # an earlier version's export: it reads tagged text
+            texts = [
+                sentence if language is None else tagged(sentence, language)
+                for sentence in sentences
+            ]
+            return function(tf.constant(texts, tf.string)).numpy().tolist()
+        text = tf.constant(list(sentences), tf.string)
+        target_lang = tf.fill([len(sentences)], language or "")
+        return function(text, target_lang).numpy().tolist()
+
+    def _inputs(self, batch: list[str], language: str | None) -> dict[str, tf.Tensor]:
+        """The signature's inputs by name: ``text``, and a multilingual export's
+        ``target_lang`` (the same, checked language for every row)."""
+        inputs = {TEXT: tf.constant(batch, tf.string)}
+        if language is not None:
+            inputs[TARGET_LANG] = tf.fill([len(batch)], language)
+        return inputs

@@ -9,21 +9,24 @@ step refills them from the hypotheses still alive. With one slot this is exactly
 Scores: a finished hypothesis of ``length`` tokens (EOS included) scores
 ``sum(log p) / lp(length)``, with ``lp(length) = ((5 + length) / 6) ** alpha`` (Wu et al., 2016).
 
-Early stopping (the Tensor2Tensor / Flax criterion): a sentence is *done* once its best finished
-score is at least the best score an alive hypothesis could still reach (a log-probability can only
-fall, and ``lp`` grows at most to ``lp(limit)``), or nothing is alive; this is exact for the
-returned best hypothesis. A done sentence's result is frozen, and the loop ends as soon as every
-sentence is done. Finished hypotheses spawn no continuations and never hold a slot beyond the
-step they ended in. Under XLA (static shapes) the rows of done sentences are still computed until
-the last sentence is done, and the self-attention cache is a buffer for the length limit; with
-``dynamic_shapes`` (the graph search) a done sentence leaves the batch at once, so later steps run
-only the sentences still searching (with the exact criterion and a large length penalty, the last
-steps of a batch often decode a handful of sentences), and the cache grows by one position a step.
+Early stopping (the Tensor2Tensor / Flax criterion): a sentence is *done* once its n-th best
+finished score (n: the hypotheses returned, 1 for the best alone) is at least the best score an
+alive hypothesis could still reach (a log-probability can only fall, and ``lp`` grows at most to
+``lp(limit)``), or nothing is alive; this is exact for the returned hypotheses. A done sentence's
+result is frozen, and the loop ends as soon as every sentence is done. Finished hypotheses spawn no
+continuations and never hold a slot beyond the step they ended in. Under XLA (static shapes) the
+rows of done sentences are still computed until the last sentence is done, and the self-attention
+cache is a buffer for the length limit; with ``dynamic_shapes`` (the graph search) a done sentence
+leaves the batch at once, so later steps run only the sentences still searching (with the exact
+criterion and a large length penalty, the last steps of a batch often decode a handful of
+sentences), and the cache grows by one position a step.
 
 Output convention as in :mod:`decoding.greedy`.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import tensorflow as tf
 
@@ -41,6 +44,19 @@ def gnmt_length_penalty(length: tf.Tensor | int, alpha: float) -> tf.Tensor:
         1.5157
     """
     return ((5.0 + tf.cast(length, tf.float32)) / 6.0) ** alpha
+
+
+class Hypotheses(NamedTuple):
+    """Each sentence's n best hypotheses, best first (:func:`n_best_search`).
+
+    ids: int32 ``(batch, n, out_len)``, as :mod:`decoding.greedy`'s outputs (EOS, then PAD).
+    scores: float32 ``(batch, n)``: ``log_probs / lp(length)``, what the search ranks by.
+    log_probs: float32 ``(batch, n)``: the sum of the tokens' log-probabilities (EOS included).
+    """
+
+    ids: tf.Tensor
+    scores: tf.Tensor
+    log_probs: tf.Tensor
 
 
 def beam_search(
@@ -76,7 +92,32 @@ def beam_search(
         >>> scores.shape
         TensorShape([1])
     """
-    alpha, beam = options.length_penalty, options.beam_size
+    ids, scores, _ = n_best_search(model, source_ids, options, 1, dynamic_shapes)
+    return ids[:, 0], scores[:, 0]
+
+
+def n_best_search(
+    model: Transformer | Ensemble,
+    source_ids: tf.Tensor,
+    options: SearchOptions = SearchOptions(),
+    num_hypotheses: int = 1,
+    dynamic_shapes: bool = False,
+) -> Hypotheses:
+    """:func:`beam_search` returning each sentence's ``num_hypotheses`` best hypotheses (at
+    most ``options.beam_size``), best first, with their scores and log-probabilities.
+
+    The best of them is :func:`beam_search`'s hypothesis; a sentence searches until its n-th
+    best is sure, so a larger n may take more steps, never changing a better hypothesis. Where
+    fewer than n hypotheses ended (a beam that ran out), the rest have score -inf.
+
+    Example:
+        >>> hypotheses = n_best_search(model, tf.constant([[5, 6, 7, 0]]), options, 4)
+        >>> hypotheses.ids.shape, hypotheses.scores.shape   # (batch, n, out_len), (batch, n)
+        (TensorShape([1, 4, 9]), TensorShape([1, 4]))
+    """
+    alpha, beam, n = options.length_penalty, options.beam_size, num_hypotheses
+    if not 1 <= n <= beam:
+        raise ValueError(f"num_hypotheses must be between 1 and the beam size ({beam}), got {n}.")
     bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
     source_ids, limits, buffer_length, cache = start_search(
         model, source_ids, options, growing_cache=dynamic_shapes
@@ -92,11 +133,12 @@ def beam_search(
     def body(step, search, self_cache, encoder_cache, results):
         """``search``: the sentences still searching, each leaf ``(active, ...)``: ``index`` (in
         the batch), ``limit``, the ``alive`` hypotheses (``seqs``, ``log_probs``), the
-        ``finished`` ones (``seqs``, ``scores``) and ``done``. ``results``: each sentence's best
-        finished hypothesis so far, ``(batch, ...)``."""
+        ``finished`` ones (``seqs``, ``scores``, ``sums`` of log-probabilities) and ``done``.
+        ``results``: each sentence's n best finished hypotheses so far, ``(batch, n, ...)``."""
         active = tf.shape(search["index"])[0]
         alive_seqs, alive_log_probs = search["alive_seqs"], search["alive_log_probs"]
-        seqs, scores, done = search["seqs"], search["scores"], search["done"]
+        seqs, scores, sums = search["seqs"], search["scores"], search["sums"]
+        done = search["done"]
         tokens = tf.reshape(tf.gather(alive_seqs, step, axis=2), [-1])  # (active * beam,)
         logits, next_cache = model.decode_step(
             tokens, step, {**encoder_cache, "self": self_cache}, growing=dynamic_shapes
@@ -128,15 +170,18 @@ def beam_search(
         all_scores = tf.concat([scores, tf.where(ended, ended_scores, minus_inf)], axis=1)
         new_scores, picked = tf.math.top_k(all_scores, beam)  # (active, beam)
         new_seqs = tf.gather(tf.concat([seqs, alive_seqs], axis=1), picked, batch_dims=1)
+        all_sums = tf.concat([sums, tf.where(ended, top_log_probs, minus_inf)], axis=1)
+        new_sums = tf.gather(all_sums, picked, batch_dims=1)
         scores = tf.where(done[:, tf.newaxis], scores, new_scores)
+        sums = tf.where(done[:, tf.newaxis], sums, new_sums)
         seqs = tf.where(done[:, tf.newaxis, tf.newaxis], seqs, new_seqs)
         alive_log_probs = tf.where(ended, minus_inf, top_log_probs)
         best_penalty = gnmt_length_penalty(search["limit"], alpha)
-        done |= scores[:, 0] >= tf.reduce_max(alive_log_probs, axis=1) / best_penalty
+        done |= scores[:, n - 1] >= tf.reduce_max(alive_log_probs, axis=1) / best_penalty
         index = search["index"][:, tf.newaxis]
+        found = {"seqs": seqs[:, :n], "scores": scores[:, :n], "sums": sums[:, :n]}
         results = {
-            "seqs": tf.tensor_scatter_nd_update(results["seqs"], index, seqs[:, 0]),
-            "scores": tf.tensor_scatter_nd_update(results["scores"], index, scores[:, 0]),
+            key: tf.tensor_scatter_nd_update(results[key], index, found[key]) for key in results
         }
         search = {
             **search,
@@ -144,6 +189,7 @@ def beam_search(
             "alive_log_probs": alive_log_probs,
             "seqs": seqs,
             "scores": scores,
+            "sums": sums,
             "done": done,
         }
         if dynamic_shapes:  # the done sentences leave: their rows of every tensor and cache
@@ -173,9 +219,14 @@ def beam_search(
         "alive_log_probs": tf.tile([[0.0] + [-float("inf")] * (beam - 1)], [batch, 1]),
         "seqs": initial_seqs,
         "scores": tf.fill([batch, beam], minus_inf),
+        "sums": tf.fill([batch, beam], minus_inf),
         "done": tf.zeros([batch], tf.bool),
     }
-    results = {"seqs": initial_seqs[:, 0], "scores": tf.fill([batch], minus_inf)}
+    results = {
+        "seqs": initial_seqs[:, :n],
+        "scores": tf.fill([batch, n], minus_inf),
+        "sums": tf.fill([batch, n], minus_inf),
+    }
     state = (tf.constant(0), search, cache["self"], encoder_cache, results)
     shapes = tf.nest.map_structure(lambda tensor: tensor.shape, state)
     if dynamic_shapes:  # fewer sentences (and cache rows) as the search goes; a longer cache
@@ -197,4 +248,6 @@ def beam_search(
         state,
         shape_invariants=shapes,
     )
-    return trim_output(results["seqs"][:, 1:], pad_id), results["scores"]
+    seqs = results["seqs"][:, :, 1:]  # (batch, n, buffer_length): BOS dropped
+    ids = tf.reshape(trim_output(tf.reshape(seqs, [batch * n, -1]), pad_id), [batch, n, -1])
+    return Hypotheses(ids, results["scores"], results["sums"])

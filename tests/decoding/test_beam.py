@@ -1,10 +1,11 @@
 from dataclasses import replace
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
-from decoding.beam import beam_search, gnmt_length_penalty
+from decoding.beam import beam_search, gnmt_length_penalty, n_best_search
 from decoding.common import output_length_limits
 from decoding.greedy import greedy_search
 from decoding.options import SearchOptions
@@ -160,3 +161,47 @@ def test_length_limits_are_respected(make_model, sources):
     ids, _ = beam_search(make_model(eos_bias=-100.0), sources, replace(LENGTHS, max_length=10))
     np.testing.assert_array_equal(row_lengths(ids), limits(sources, max_length=10))
     assert ids.shape[1] == 10
+
+
+def test_the_best_of_an_n_best_list_is_the_beam_search_result(make_model, sources):
+    model = make_model()
+    options = replace(LENGTHS, beam_size=4, length_penalty=ALPHA)
+    best_ids, best_scores = beam_search(model, sources, options)
+    hypotheses = n_best_search(model, sources, options, 4)
+    assert hypotheses.ids.shape[:2] == (6, 4)
+    np.testing.assert_array_equal(hypotheses.ids[:, 0, : best_ids.shape[1]], best_ids)
+    assert np.all(hypotheses.ids[:, 0, best_ids.shape[1] :] == PAD_ID)
+    np.testing.assert_allclose(hypotheses.scores[:, 0], best_scores, rtol=1e-6)
+    scores = hypotheses.scores.numpy()
+    assert np.all(np.isfinite(scores)) and np.all(np.diff(scores, axis=1) <= 0)  # best first
+    lengths = np.sum(hypotheses.ids.numpy() != PAD_ID, axis=2)
+    np.testing.assert_allclose(
+        hypotheses.log_probs / gnmt_length_penalty(lengths, ALPHA), scores, rtol=1e-5
+    )
+    for row in hypotheses.ids.numpy():  # n different hypotheses
+        assert len({tuple(ids) for ids in row}) == 4
+
+
+def test_an_n_best_list_is_the_same_under_xla_with_dynamic_shapes_and_in_any_batch(
+    make_model, sources
+):
+    model = make_model()
+    options = replace(LENGTHS, beam_size=4, length_penalty=ALPHA)
+    expected = n_best_search(model, sources, options, 3)
+    compiled = tf.function(lambda ids: n_best_search(model, ids, options, 3), jit_compile=True)
+    dynamic = tf.function(
+        lambda ids: n_best_search(model, ids, options, 3, dynamic_shapes=True),
+        input_signature=[tf.TensorSpec([None, None], tf.int32)],
+    )
+    for hypotheses in (compiled(sources), dynamic(sources)):
+        np.testing.assert_array_equal(hypotheses.ids, expected.ids)
+        np.testing.assert_allclose(hypotheses.scores, expected.scores, rtol=1e-5)
+        np.testing.assert_allclose(hypotheses.log_probs, expected.log_probs, rtol=1e-5)
+    alone = n_best_search(model, sources[4:5, : int(np.sum(sources[4] != PAD_ID))], options, 3)
+    np.testing.assert_array_equal(expected.ids[4, :, : alone.ids.shape[2]], alone.ids[0])
+    np.testing.assert_allclose(expected.scores[4], alone.scores[0], rtol=1e-5)
+
+
+def test_more_hypotheses_than_the_beam_is_a_clear_error(make_model, sources):
+    with pytest.raises(ValueError, match="num_hypotheses must be between 1 and the beam size"):
+        n_best_search(make_model(), sources, replace(LENGTHS, beam_size=2), 3)

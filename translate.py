@@ -6,6 +6,8 @@ python translate.py --saved_model=DIR --input=-         # standard input to stan
 python translate.py --ctranslate2=DIR --input=in.txt    # a CTranslate2 export (export.py)
 python translate.py --workdir=DIR --plot_attention=attention.svg   # then type a sentence
 python translate.py --workdir=DIR --target_lang=fr     # a multilingual model, into French
+python translate.py --workdir=DIR --n_best=4 --with_scores --input=in.txt   # 4 lines a sentence
+python translate.py --workdir=DIR --output_format=jsonl --input=in.txt      # scores as JSON
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
 """
@@ -20,10 +22,11 @@ from absl import flags
 
 from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
+from cli.translation_output import OUTPUT_FORMATS, format_hypotheses
 from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
 from common.language_tags import UnknownLanguageError, check_language
-from common.translation import TranslationRequest, Translator
+from common.translation import RequestError, TranslationRequest, Translator
 
 _TRANSLATOR = define_translator_flags(workdir_required=False)
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Exported SavedModel directory.")
@@ -33,6 +36,19 @@ _OUTPUT = flags.DEFINE_string("output", None, "File for the translations (defaul
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
 _TARGET_LANG = flags.DEFINE_string(
     "target_lang", None, "A multilingual model's target language (e.g. fr); needed for one."
+)
+_N_BEST = flags.DEFINE_integer(
+    "n_best", 1, "Hypotheses written for each sentence, best first (at most the beam size)."
+)
+_WITH_SCORES = flags.DEFINE_boolean(
+    "with_scores", False, "Write each hypothesis as 'SCORE ||| TRANSLATION' (text output)."
+)
+_OUTPUT_FORMAT = flags.DEFINE_enum(
+    "output_format",
+    "text",
+    list(OUTPUT_FORMATS),
+    "text: a line per hypothesis; jsonl: a JSON object per sentence with every hypothesis' "
+    "translation, score, log_prob, length and confidence.",
 )
 SWITCH_LANGUAGE = ":lang"
 _PLOT_ATTENTION = flags.DEFINE_string(
@@ -98,10 +114,30 @@ def interactive(translator: Translator, request: TranslationRequest) -> None:
                 print(translation, flush=True)
                 print(f"(attention heat maps saved to {_PLOT_ATTENTION.value})", file=sys.stderr)
             else:
-                print(translator.translate([line], request, progress=False)[0], flush=True)
+                print(translations(translator, [line], request, progress=False), end="", flush=True)
     except KeyboardInterrupt:
         pass
     print(file=sys.stderr)
+
+
+def plain(request: TranslationRequest) -> bool:
+    """Whether the output is today's one translation a line (no n-best list, no scores)."""
+    return request.n_best == 1 and not _WITH_SCORES.value and _OUTPUT_FORMAT.value == "text"
+
+
+def translations(
+    translator: Translator,
+    sentences: list[str],
+    request: TranslationRequest,
+    progress: bool,
+) -> str:
+    """The text ``translate.py`` writes for ``sentences``: a translation a line, or each
+    sentence's hypotheses as --with_scores and --output_format ask."""
+    if plain(request):
+        lines = translator.translate(sentences, request, _BATCH_SIZE.value, progress)
+        return "".join(line + "\n" for line in lines)
+    rows = translator.hypotheses(sentences, request, _BATCH_SIZE.value, progress)
+    return "".join(format_hypotheses(row, _OUTPUT_FORMAT.value, _WITH_SCORES.value) for row in rows)
 
 
 def switch_language(
@@ -162,7 +198,11 @@ def main(argv: list[str]) -> None:
             f"error: this model translates into {', '.join(translator.languages)}: choose one "
             "with --target_lang."
         )
-    request = TranslationRequest(target_lang=_TARGET_LANG.value)
+    try:
+        request = TranslationRequest(target_lang=_TARGET_LANG.value, n_best=_N_BEST.value)
+        request.hypotheses_count(translator.beam_size)
+    except RequestError as error:
+        sys.exit(f"error: --n_best: {error}")
     request.language(translator.languages)  # checked before reading the input
     if _INPUT.value is None:
         interactive(translator, request)
@@ -173,10 +213,7 @@ def main(argv: list[str]) -> None:
         from inference.attention_plot import plot_cross_attention
 
         plot_cross_attention(translator, sentences[0], _PLOT_ATTENTION.value, request)
-    translations = translator.translate(
-        sentences, request, batch_size=_BATCH_SIZE.value, progress=_INPUT.value != "-"
-    )
-    text = "".join(line + "\n" for line in translations)
+    text = translations(translator, sentences, request, progress=_INPUT.value != "-")
     if _OUTPUT.value:
         write_output(_OUTPUT.value, text)
     else:

@@ -11,17 +11,27 @@ TensorFlow, so the CTranslate2 runtime needs none.
 Example:
     >>> translator.translate(["Ein Hund rennt."], TranslationRequest(target_lang="fr"))
     ['Un chien court.']
+    >>> translator.hypotheses(["Ein Hund rennt."], TranslationRequest(n_best=2))[0]
+    [Hypothesis(text='A dog runs.', score=-0.52, log_prob=-0.79, length=5), ...]
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from tqdm import tqdm
 
+from common.errors import UserError
 from common.language_tags import check_language
+
+T = TypeVar("T")
+
+
+class RequestError(UserError, ValueError):
+    """A translation option a model cannot honour (the message names it and the limit)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +41,8 @@ class TranslationRequest:
     Args:
         target_lang: a multilingual model's target language (one of its ``languages``); None
             for a model of one target language.
+        n_best: how many hypotheses :meth:`Translator.hypotheses` returns for each sentence,
+            best first: 1 to the translator's beam size.
 
     Example:
         >>> TranslationRequest(target_lang="fr").language(("de", "fr"))
@@ -38,11 +50,54 @@ class TranslationRequest:
     """
 
     target_lang: str | None = None
+    n_best: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n_best, bool) or not isinstance(self.n_best, int) or self.n_best < 1:
+            raise RequestError(f"n_best must be a positive integer, got {self.n_best!r}.")
+
+    def hypotheses_count(self, beam_size: int) -> int:
+        """``n_best``, checked against a translator's ``beam_size`` (a search keeps no more)."""
+        if self.n_best > beam_size:
+            raise RequestError(
+                f"n_best ({self.n_best}) must not exceed the beam size ({beam_size}): a search "
+                "keeps that many hypotheses; ask for fewer, or decode with a larger beam "
+                "(--beam_size with --workdir)."
+            )
+        return self.n_best
 
     def language(self, languages: Sequence[str]) -> str | None:
         """The target language checked against a model's ``languages`` (() for a model of one
         target language), before any search: an ``UnknownLanguageError`` naming them."""
         return check_language(self.target_lang, languages)
+
+
+@dataclasses.dataclass(frozen=True)
+class Hypothesis:
+    """One translation of a sentence with what the model thinks of it.
+
+    Args:
+        text: the translation.
+        score: what the search ranks by: ``log_prob / lp(length)``, GNMT's length penalty
+            ``lp(length) = ((5 + length) / 6) ** alpha`` with the translator's ``alpha``.
+        log_prob: the sum of its tokens' log-probabilities (EOS included).
+        length: its tokens, EOS included.
+
+    Example:
+        >>> round(Hypothesis("A dog.", score=-0.5, log_prob=-0.8, length=4).confidence, 3)
+        0.819
+    """
+
+    text: str
+    score: float
+    log_prob: float
+    length: int
+
+    @property
+    def confidence(self) -> float:
+        """The geometric mean of its tokens' probabilities, ``exp(log_prob / length)``: in
+        (0, 1], comparable across lengths and models."""
+        return math.exp(self.log_prob / max(self.length, 1))
 
 
 class Translator(Protocol):
@@ -76,12 +131,55 @@ class Translator(Protocol):
         UnknownLanguageError for a target language not in ``languages``)."""
         ...
 
+    def hypotheses(
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[list[Hypothesis]]:
+        """Each sentence's ``request.n_best`` best translations with their scores, best first
+        (the first is :meth:`translate`'s); a RequestError for more than ``beam_size``."""
+        ...
+
     def truncation_warnings(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
     ) -> list[str]:
         """One line for each sentence longer than the model reads (it is truncated), counted
         as the model reads it for ``request`` (a multilingual model's with its tag)."""
         ...
+
+
+def hypotheses_rows(
+    texts: Sequence[Sequence[bytes | str]],
+    scores: Sequence[Sequence[float]],
+    log_probs: Sequence[Sequence[float]],
+    lengths: Sequence[Sequence[int]],
+    n_best: int,
+) -> list[list[Hypothesis]]:
+    """A runtime's ``(batch, n)`` columns (strings as bytes or str) as each row's first
+    ``n_best`` :class:`Hypothesis` values; those a search never finished (score -inf: fewer
+    hypotheses ended than asked for) are left out.
+
+    Example:
+        >>> hypotheses_rows([[b"A dog."]], [[-0.5]], [[-0.8]], [[4]], n_best=1)
+        [[Hypothesis(text='A dog.', score=-0.5, log_prob=-0.8, length=4)]]
+    """
+    rows = []
+    for row in zip(texts, scores, log_probs, lengths, strict=True):
+        rows.append(
+            [
+                Hypothesis(
+                    text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text,
+                    float(score),
+                    float(log_prob),
+                    int(length),
+                )
+                for text, score, log_prob, length in list(zip(*row, strict=True))[:n_best]
+                if math.isfinite(score)
+            ]
+        )
+    return rows
 
 
 def truncation_warnings(source_lengths: Sequence[int], max_source_length: int) -> list[str]:
@@ -100,20 +198,20 @@ def truncation_warnings(source_lengths: Sequence[int], max_source_length: int) -
 
 
 def translate_in_batches(
-    translate_rows: Callable[[list[int]], list[str]],
+    translate_rows: Callable[[list[int]], list[T]],
     sentences: Sequence[str],
     batch_size: int = 64,
     progress: bool = True,
-) -> list[str]:
+) -> list[T]:
     """Runs ``translate_rows`` over batches of the indices of ``sentences`` of similar length
     (so that a runtime can take each row's own options), with a progress bar; the translations
-    come back in the order of ``sentences``.
+    (or any result a row has) come back in the order of ``sentences``.
 
     Example:
         >>> translate_in_batches(lambda rows: [sentences[i].upper() for i in rows], sentences)
     """
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    translations: list[str] = [""] * len(sentences)
+    translations: list[T | None] = [None] * len(sentences)
     with tqdm(
         total=len(sentences),
         desc="translate",

@@ -17,10 +17,18 @@ import tensorflow as tf
 
 from common.language_tags import unknown_language_message
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
-from common.translation import TranslationRequest, translate_in_batches, truncation_warnings
+from common.translation import (
+    Hypothesis,
+    TranslationRequest,
+    hypotheses_rows,
+    translate_in_batches,
+    truncation_warnings,
+)
 from data_pipeline.multilingual import tag_in_graph
+from decoding.beam import n_best_search
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
+from decoding.scoring import force_score
 from decoding.search import decode
 
 # Batches of up to this many sentences run the XLA search, larger ones the graph search (the
@@ -45,6 +53,18 @@ class CrossAttention(NamedTuple):
     source_pieces: tf.Tensor
     target_pieces: tf.Tensor
     attention: tf.Tensor
+
+
+class ScoredTranslations(NamedTuple):
+    """What ``ModelTranslator.scored_batch`` and ``n_best_batch`` return, each ``(batch, n)``,
+    best first: ``translation`` strings, ``score`` and ``log_prob`` float32 (as
+    :class:`common.translation.Hypothesis` defines them), ``length`` int32 (tokens, EOS
+    included). A hypothesis the search never finished has score -inf."""
+
+    translation: tf.Tensor
+    score: tf.Tensor
+    log_prob: tf.Tensor
+    length: tf.Tensor
 
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
@@ -160,6 +180,34 @@ class ModelTranslator(tf.Module):
         source_ids = self._source_ids(text, target_lang)
         return self.tokenizer.detokenize(self._output_ids(source_ids))
 
+    @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
+    def scored_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> ScoredTranslations:
+        """:meth:`translate_batch`'s translations (the same search), each with its score by
+        forced decoding (:func:`~decoding.scoring.force_score`): ``n`` is 1."""
+        source_ids = self._source_ids(text, target_lang)
+        output_ids = self._output_ids(source_ids)
+        forced = force_score(self.model, source_ids, output_ids, self.options)
+        return self._scored(
+            output_ids[:, tf.newaxis], forced.scores[:, tf.newaxis], forced.log_probs[:, tf.newaxis]
+        )
+
+    @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
+    def n_best_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> ScoredTranslations:
+        """Every sentence's ``beam_size`` best hypotheses with their scores, best first
+        (:func:`~decoding.beam.n_best_search`, in the graph: done sentences leave the batch)."""
+        source_ids = self._source_ids(text, target_lang)
+        hypotheses = n_best_search(
+            self.model, source_ids, self.options, self.beam_size, dynamic_shapes=True
+        )
+        return self._scored(hypotheses.ids, hypotheses.scores, hypotheses.log_probs)
+
+    def _scored(self, ids: tf.Tensor, score: tf.Tensor, log_prob: tf.Tensor) -> ScoredTranslations:
+        """``(batch, n, out_len)`` output ids with their ``(batch, n)`` scores, detokenized."""
+        batch, n = tf.shape(ids)[0], tf.shape(ids)[1]
+        texts = self.tokenizer.detokenize(tf.reshape(ids, [batch * n, -1]))  # (batch * n,)
+        length = tf.reduce_sum(tf.cast(ids != PAD_ID, tf.int32), axis=2)
+        return ScoredTranslations(tf.reshape(texts, [batch, n]), score, log_prob, length)
+
     def _cross_attention(self, text: tf.Tensor, target_lang: tf.Tensor) -> CrossAttention:
         """Translations with the last decoder layer's encoder-decoder attention: the tf.function
         ``cross_attention`` of a translator of one model (an ensemble has no one attention).
@@ -242,6 +290,29 @@ class ModelTranslator(tf.Module):
         def translate_rows(rows: list[int]) -> list[str]:
             batch = [sentences[row] for row in rows]
             return decoded(self.translate_batch(*request_columns(batch, language)))
+
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def hypotheses(
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[list[Hypothesis]]:
+        """Each sentence's ``request.n_best`` best translations with their scores, best first:
+        for one, :meth:`translate`'s translation scored (:meth:`scored_batch`); for more, the
+        beam's best (:meth:`n_best_batch`, which searches until every kept hypothesis is sure:
+        slower than one)."""
+        language = request.language(self.languages)
+        n_best = request.hypotheses_count(self.beam_size)
+        batch_function = self.scored_batch if n_best == 1 else self.n_best_batch
+
+        def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
+            batch = [sentences[row] for row in rows]
+            result = batch_function(*request_columns(batch, language))
+            columns = [tensor.numpy().tolist() for tensor in result]
+            return hypotheses_rows(*columns, n_best=n_best)
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 

@@ -14,6 +14,11 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
   ``source_pieces`` ``(batch, source_len)``, ``target_pieces`` ``(batch, target_len)`` and
   ``attention`` ``(batch, heads, target_len, source_len)`` float32 (pieces ``""`` and weights 0
   past a sentence's end).
+* ``scored``: the same inputs -> ``serving_default``'s translation with what the model thinks of
+  it, each ``(batch, 1)``: ``translation``, ``score`` (float32, ``log_prob / lp(length)``, GNMT's
+  length penalty), ``log_prob`` (float32, the sum of its tokens' log-probabilities) and
+  ``length`` (int32, tokens with EOS); ``n_best``: the same for the beam's best hypotheses, each
+  ``(batch, beam_size)``, best first (score -inf: a hypothesis the search never finished).
 * On the exported object: the variables ``beam_size_variable``, ``max_source_length_variable``
   and, for a multilingual model, ``languages_variable``; the function ``source_lengths(text,
   target_lang)`` (token counts, without EOS, of the sources as the model reads them).
@@ -43,8 +48,17 @@ from decoding.options import SearchOptions
 SERVING_DEFAULT = "serving_default"
 CROSS_ATTENTION = "cross_attention"
 TEXT, TARGET_LANG = "text", "target_lang"
+SCORED, N_BEST = "scored", "n_best"
 TRANSLATION = "translation"
 SOURCE_PIECES, TARGET_PIECES, ATTENTION = "source_pieces", "target_pieces", "attention"
+SCORE, LOG_PROB, LENGTH = "score", "log_prob", "length"
+# The outputs of the scored and n-best signatures, in the order of ``ScoredTranslations``.
+SCORED_OUTPUTS = {
+    TRANSLATION: ("DT_STRING", 2),
+    SCORE: ("DT_FLOAT", 2),
+    LOG_PROB: ("DT_FLOAT", 2),
+    LENGTH: ("DT_INT32", 2),
+}
 # Each signature's outputs as (TensorFlow Serving dtype, rank).
 SIGNATURE_OUTPUTS = {
     SERVING_DEFAULT: {TRANSLATION: ("DT_STRING", 1)},
@@ -54,6 +68,8 @@ SIGNATURE_OUTPUTS = {
         TARGET_PIECES: ("DT_STRING", 2),
         ATTENTION: ("DT_FLOAT", 4),
     },
+    SCORED: SCORED_OUTPUTS,
+    N_BEST: SCORED_OUTPUTS,
 }
 # What the exported SavedModel object holds besides its signatures.
 BEAM_SIZE_VARIABLE = "beam_size_variable"

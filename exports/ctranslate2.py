@@ -18,6 +18,13 @@ the request's language (``TranslationRequest.target_lang``, or one per row in
 :meth:`CTranslate2Translator.translate_batch`): the tag goes in front of each source as in
 training (in ``_sources`` alone), and no tag is ever generated.
 
+N-best lists (:meth:`CTranslate2Translator.hypotheses`) are CTranslate2's ``num_hypotheses``
+best, in its order (its length penalty), each scored as our runtimes score it: CTranslate2's own
+beam scores normalise each step over the tokens it may write (``<pad>`` and ``<s>`` suppressed),
+ours over the whole vocabulary (they differ by up to ~1e-3), so the hypotheses are scored again
+with ``score_batch`` (which equals our forced scores within 1e-4) and divided by GNMT's length
+penalty with the work directory's alpha.
+
 Imports no TensorFlow: running an export needs ctranslate2 and sentencepiece only.
 
 Example:
@@ -44,7 +51,12 @@ from common.language_tags import (
     tag,
     tagged,
 )
-from common.translation import TranslationRequest, translate_in_batches, truncation_warnings
+from common.translation import (
+    Hypothesis,
+    TranslationRequest,
+    translate_in_batches,
+    truncation_warnings,
+)
 from exports.contract import QUANTIZATIONS, TOKENIZER_FILE, DecodingSettings, ExportError
 
 # What our searches never generate (decoding.common.forbid_tokens): padding and BOS (and a
@@ -171,6 +183,55 @@ class CTranslate2Translator:
         sources = self._sources(sentences, target_langs)
         return [self._detokenize(tokens) for tokens, _ in self._best(sources)]
 
+    def hypotheses(
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[list[Hypothesis]]:
+        """Each sentence's ``request.n_best`` best translations with our scores, best first."""
+        language = request.language(self.languages)
+        n_best = request.hypotheses_count(self.beam_size)
+
+        def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
+            batch = [sentences[row] for row in rows]
+            return self.hypotheses_batch(batch, [language] * len(batch), n_best)
+
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def hypotheses_batch(
+        self, sentences: list[str], target_langs: Sequence[str | None] | None, n_best: int
+    ) -> list[list[Hypothesis]]:
+        """:meth:`hypotheses` of one batch, each row into its own target language."""
+        sources = self._sources(sentences, target_langs)
+        found = self._n_best_tokens(sources, n_best)
+        pairs = [
+            (source, tokens) for source, row in zip(sources, found, strict=True) for tokens in row
+        ]
+        scored = iter(self._scored(pairs))
+        return [[next(scored) for _ in row] for row in found]
+
+    def _scored(self, pairs: list[tuple[list[str], list[str]]]) -> list[Hypothesis]:
+        """Each ``(source pieces, output pieces)`` hypothesis scored by ``score_batch``: the
+        sum of its tokens' log-probabilities over the whole vocabulary, EOS included when it
+        ended with one (one that reached its length limit has none)."""
+        if not pairs:
+            return []
+        results = self.translator.score_batch(
+            [source for source, _ in pairs],
+            [[token for token in tokens if token != "</s>"] for _, tokens in pairs],
+        )
+        hypotheses = []
+        for (_, tokens), result in zip(pairs, results, strict=True):
+            log_probs = result.log_probs if tokens[-1:] == ["</s>"] else result.log_probs[:-1]
+            log_prob, length = float(sum(log_probs)), len(log_probs)
+            penalty = ((5.0 + length) / 6.0) ** self.options.length_penalty  # GNMT's
+            hypotheses.append(
+                Hypothesis(self._detokenize(tokens), log_prob / penalty, log_prob, length)
+            )
+        return hypotheses
+
     def cross_attention(
         self, sentences: list[str], target_langs: Sequence[str | None] | None = None
     ) -> list[CrossAttention]:
@@ -246,26 +307,47 @@ class CTranslate2Translator:
     ) -> list[tuple[list[str], list[list[float]] | None]]:
         """Each source's best hypothesis (``</s>`` included when it ended with one) and, with
         ``return_attention``, its attention, each within the source's own length limit."""
+        return [row[0] for row in self._within_limits(sources, 1, return_attention)]
+
+    def _n_best_tokens(self, sources: list[list[str]], n_best: int) -> list[list[list[str]]]:
+        """Each source's ``n_best`` best hypotheses' pieces, within its length limit."""
+        rows = self._within_limits(sources, n_best, return_attention=False)
+        return [[tokens for tokens, _ in row] for row in rows]
+
+    def _within_limits(
+        self, sources: list[list[str]], num_hypotheses: int, return_attention: bool
+    ) -> list[list[tuple[list[str], list[list[float]] | None]]]:
+        """:meth:`_search` with each source's own output length limit: the batch searched with
+        the largest, then the sentences with a hypothesis past their own searched again, those
+        of one limit together."""
         limits = [self.options.output_length_limit(len(pieces) + 1) for pieces in sources]
-        outputs = self._search(sources, max(limits, default=1), return_attention)
+        outputs = self._search(sources, max(limits, default=1), num_hypotheses, return_attention)
         too_long = collections.defaultdict(list)  # limit -> the sentences that passed it
         for index, limit in enumerate(limits):
-            if len(outputs[index][0]) > limit:
+            if any(len(tokens) > limit for tokens, _ in outputs[index]):
                 too_long[limit].append(index)
         for limit, indices in too_long.items():
-            again = self._search([sources[index] for index in indices], limit, return_attention)
+            again = self._search(
+                [sources[index] for index in indices], limit, num_hypotheses, return_attention
+            )
             for index, output in zip(indices, again, strict=True):
                 outputs[index] = output
         return outputs
 
     def _search(
-        self, sources: list[list[str]], max_length: int, return_attention: bool
-    ) -> list[tuple[list[str], list[list[float]] | None]]:
+        self,
+        sources: list[list[str]],
+        max_length: int,
+        num_hypotheses: int,
+        return_attention: bool,
+    ) -> list[list[tuple[list[str], list[list[float]] | None]]]:
+        """Each source's ``num_hypotheses`` best hypotheses (and their attention), best first."""
         if not sources:
             return []
         results = self.translator.translate_batch(
             sources,
             beam_size=self.options.beam_size,
+            num_hypotheses=num_hypotheses,
             length_penalty=self.length_penalty,
             max_decoding_length=max_length,
             min_decoding_length=0,
@@ -274,6 +356,9 @@ class CTranslate2Translator:
             suppress_sequences=self._suppressed,
         )
         return [
-            (result.hypotheses[0], result.attention[0] if return_attention else None)
+            [
+                (tokens, result.attention[rank] if return_attention else None)
+                for rank, tokens in enumerate(result.hypotheses)
+            ]
             for result in results
         ]

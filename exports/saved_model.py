@@ -22,11 +22,21 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from common.language_tags import tagged
-from common.translation import TranslationRequest, translate_in_batches, truncation_warnings
+from common.translation import (
+    Hypothesis,
+    RequestError,
+    TranslationRequest,
+    hypotheses_rows,
+    translate_in_batches,
+    truncation_warnings,
+)
 from exports.contract import (
     BEAM_SIZE_VARIABLE,
     LANGUAGES_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
+    N_BEST,
+    SCORED,
+    SCORED_OUTPUTS,
     SERVING_DEFAULT,
     SOURCE_LENGTHS,
     TARGET_LANG,
@@ -79,6 +89,32 @@ class SavedModelTranslator:
             batch = [sentences[row] for row in rows]
             outputs = self.serve(**self._inputs(batch, language))[TRANSLATION]
             return [output.decode("utf-8", errors="replace") for output in outputs.numpy()]
+
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def hypotheses(
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[list[Hypothesis]]:
+        """Each sentence's ``request.n_best`` best translations with their scores, from the
+        export's ``scored`` (one) or ``n_best`` signature."""
+        language = request.language(self.languages)
+        n_best = request.hypotheses_count(self.beam_size)
+        name = SCORED if n_best == 1 else N_BEST
+        if name not in self.loaded.signatures:
+            raise RequestError(
+                f"This SavedModel has no '{name}' signature (it was exported before scores and "
+                "n-best lists): export it again with export.py."
+            )
+        signature = self.loaded.signatures[name]
+
+        def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
+            outputs = signature(**self._inputs([sentences[row] for row in rows], language))
+            columns = [outputs[output].numpy().tolist() for output in SCORED_OUTPUTS]
+            return hypotheses_rows(*columns, n_best=n_best)
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 

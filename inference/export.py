@@ -24,6 +24,9 @@ from exports.contract import (
     CROSS_ATTENTION,
     LANGUAGES_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
+    N_BEST,
+    SCORED,
+    SCORED_OUTPUTS,
     SERVING_DEFAULT,
     SOURCE_LENGTHS,
     SOURCE_PIECES,
@@ -57,7 +60,11 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     for name, value in variables.items():
         setattr(export, name, tf.Variable(value, trainable=False, name=name))
 
-    signatures = {SERVING_DEFAULT: _signature(translator, _translation)}
+    signatures = {
+        SERVING_DEFAULT: _signature(translator, _translation),
+        SCORED: _signature(translator, _scored),
+        N_BEST: _signature(translator, _n_best),
+    }
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
         signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
     with atomic_directory(output_dir) as staging:
@@ -67,6 +74,14 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
 
 def _translation(translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor) -> dict:
     return {TRANSLATION: translator.translate_batch(text, target_lang)}
+
+
+def _scored(translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor) -> dict:
+    return dict(zip(SCORED_OUTPUTS, translator.scored_batch(text, target_lang), strict=True))
+
+
+def _n_best(translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor) -> dict:
+    return dict(zip(SCORED_OUTPUTS, translator.n_best_batch(text, target_lang), strict=True))
 
 
 def _cross_attention(

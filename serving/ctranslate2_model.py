@@ -21,10 +21,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from common.translation import Hypothesis
 from exports.contract import (
     ATTENTION,
     CROSS_ATTENTION,
     CTRANSLATE2_MODEL_FILE,
+    LENGTH,
+    LOG_PROB,
+    N_BEST,
+    SCORE,
+    SCORED,
     SERVING_DEFAULT,
     SIGNATURE_OUTPUTS,
     SOURCE_PIECES,
@@ -70,7 +76,19 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
     def cross_attention(*columns: list[str]) -> dict[str, np.ndarray]:
         return _cross_attention(translator, *by_name(columns))
 
-    runs = {SERVING_DEFAULT: translation, CROSS_ATTENTION: cross_attention}
+    def scored(*columns: list[str]) -> dict[str, np.ndarray]:
+        return _hypotheses_columns(translator.hypotheses_batch(*by_name(columns), 1), 1)
+
+    def n_best(*columns: list[str]) -> dict[str, np.ndarray]:
+        beam = translator.beam_size
+        return _hypotheses_columns(translator.hypotheses_batch(*by_name(columns), beam), beam)
+
+    runs = {
+        SERVING_DEFAULT: translation,
+        CROSS_ATTENTION: cross_attention,
+        SCORED: scored,
+        N_BEST: n_best,
+    }
     signatures = {
         signature: Signature(
             signature,
@@ -106,6 +124,22 @@ def _padded_pieces(rows: list[list[str]], width: int) -> np.ndarray:
         [[piece.encode("utf-8") for piece in row] + [b""] * (width - len(row)) for row in rows],
         dtype=object,
     ).reshape(len(rows), width)
+
+
+def _hypotheses_columns(rows: list[list[Hypothesis]], n: int) -> dict[str, np.ndarray]:
+    """Each row's hypotheses as the SavedModel's ``(batch, n)`` outputs (a row with fewer: ``""``,
+    score -inf, length 0)."""
+    padded = [row + [Hypothesis("", -np.inf, -np.inf, 0)] * (n - len(row)) for row in rows]
+
+    def column(value, dtype) -> np.ndarray:
+        return np.array([[value(h) for h in row] for row in padded], dtype).reshape(len(rows), n)
+
+    return {
+        TRANSLATION: column(lambda h: h.text.encode("utf-8"), object),
+        SCORE: column(lambda h: h.score, np.float32),
+        LOG_PROB: column(lambda h: h.log_prob, np.float32),
+        LENGTH: column(lambda h: h.length, np.int32),
+    }
 
 
 def _cross_attention(

@@ -115,7 +115,7 @@ class ServedModel:
 
         Example:
             >>> sorted(model.metadata()["metadata"]["signature_def"]["signature_def"])
-            ['__saved_model_init_op', 'cross_attention', 'serving_default']
+            ['__saved_model_init_op', 'cross_attention', 'n_best', 'scored', 'serving_default']
         """
         return {
             "model_spec": {"name": self.name, "signature_name": "", "version": str(self.version)},

@@ -164,6 +164,8 @@ def outputs_to_json(outputs: Mapping[str, np.ndarray], columnar: bool) -> dict:
 
 
 def _json_value(name: str, array: np.ndarray) -> object:
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):  # JSON has no -inf: null
+        return np.where(np.isfinite(array), array, None).tolist()
     if array.dtype != object:  # numbers and booleans
         return array.tolist()
     if name.endswith("_bytes"):

@@ -21,7 +21,7 @@ from exports.contract import (
 )
 from tests.script_runner import REPO_ROOT
 
-_DTYPES = {"DT_STRING": tf.string, "DT_FLOAT": tf.float32}
+_DTYPES = {"DT_STRING": tf.string, "DT_FLOAT": tf.float32, "DT_INT32": tf.int32}
 
 
 @pytest.mark.slow  # its exports come through request.getfixturevalue

@@ -60,7 +60,7 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
     status = client.get("/v1/models/de-en").json()["model_version_status"]
     assert [(s["version"], s["state"]) for s in status] == [("7", "AVAILABLE")]
     defs = client.get("/v1/models/de-en/metadata").json()["metadata"]["signature_def"]
-    assert set(defs["signature_def"]) == {"serving_default", "cross_attention"}
+    assert set(defs["signature_def"]) == {"serving_default", "cross_attention", "n_best", "scored"}
     assert defs["signature_def"]["serving_default"]["inputs"]["text"]["dtype"] == "DT_STRING"
     assert client.get("/demo/models").json() == {
         "models": [
@@ -68,12 +68,35 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
                 "name": "de-en",
                 "version": 7,
                 "runtime": "CTranslate2",
-                "signatures": ["cross_attention", "serving_default"],
+                "signatures": ["cross_attention", "n_best", "scored", "serving_default"],
                 "languages": [],
             }
         ],
         "names": DEMO_NAMES,
     }
+
+
+@pytest.mark.parametrize("signature", ["scored", "n_best"])
+def test_the_scored_and_n_best_signatures_score_as_the_saved_model_does(
+    client, expected, tiny_served, signature
+):
+    answer = client.post(
+        "/v1/models/de-en:predict", json={"signature_name": signature, "instances": SENTENCES}
+    )
+    assert answer.status_code == 200, answer.text
+    predictions = answer.json()["predictions"]
+    assert [row["translation"] for row in predictions] == [[text] for text in expected]  # beam 1
+    saved_model = tiny_served.signature(signature)(SENTENCES)
+    for row, (translation,), (score,), (length,) in zip(
+        predictions,
+        saved_model["translation"],
+        saved_model["score"],
+        saved_model["length"],
+        strict=True,
+    ):
+        if row["translation"][0] == translation.decode():  # the same hypothesis, the same score
+            assert row["score"][0] == pytest.approx(float(score), abs=1e-4)
+            assert row["length"][0] == length
 
 
 def test_cross_attention_gives_one_head_over_the_source_pieces(client, expected):

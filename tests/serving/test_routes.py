@@ -90,7 +90,7 @@ def test_status_and_metadata(client, tiny_served):
                 "name": "de-en",
                 "version": 7,
                 "runtime": "SavedModel",
-                "signatures": ["cross_attention", "serving_default"],
+                "signatures": ["cross_attention", "n_best", "scored", "serving_default"],
                 "languages": [],
             },
             {
@@ -160,3 +160,18 @@ def test_work_is_cancelled_when_the_client_disconnects_first():
         return "done"
 
     assert asyncio.run(unless_disconnected(_FakeRequest(10), finishes_first())) == "done"
+
+
+@pytest.mark.parametrize("signature", ["scored", "n_best"])
+def test_the_scored_and_n_best_signatures_give_each_row_its_hypotheses_and_scores(
+    client, tiny_served, translate_directly, signature
+):
+    expected = [translate_directly(tiny_served, [sentence])[0] for sentence in SENTENCES]
+    answer = client.post(
+        "/v1/models/de-en:predict", json={"signature_name": signature, "instances": SENTENCES}
+    )
+    assert answer.status_code == 200, answer.text
+    predictions = answer.json()["predictions"]
+    assert [row["translation"] for row in predictions] == [[text] for text in expected]  # beam 1
+    for row in predictions:
+        assert row["score"][0] < 0 and row["log_prob"][0] < 0 and row["length"][0] >= 1

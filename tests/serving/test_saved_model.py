@@ -23,17 +23,21 @@ def test_the_version_is_a_numbered_directory_else_1(tiny_saved_model, tmp_path):
             load_saved_model("de-en", str(missing))
 
 
-def test_the_exported_model_serves_both_signatures_and_shows_every_signature_def(tiny_served):
-    assert set(tiny_served.signatures) == {"serving_default", "cross_attention"}
+def test_the_exported_model_serves_every_signature_and_shows_every_signature_def(tiny_served):
+    assert set(tiny_served.signatures) == {"serving_default", "cross_attention", "n_best", "scored"}
     default = tiny_served.signature("serving_default")
     assert default.batchable and default.inputs == ("text",) and default.outputs == ("translation",)
     attention = tiny_served.signature("cross_attention")
     assert not attention.batchable
     assert attention.outputs == ("attention", "source_pieces", "target_pieces", "translation")
+    for name in ("n_best", "scored"):
+        scored = tiny_served.signature(name)
+        assert not scored.batchable and scored.inputs == ("text",)
+        assert scored.outputs == ("length", "log_prob", "score", "translation")
     metadata = tiny_served.metadata()
     assert metadata["model_spec"] == {"name": "de-en", "signature_name": "", "version": "7"}
     defs = metadata["metadata"]["signature_def"]["signature_def"]
-    assert set(defs) == {"serving_default", "cross_attention", "__saved_model_init_op"}
+    assert set(defs) == {*tiny_served.signatures, "__saved_model_init_op"}
     assert defs["serving_default"]["method_name"] == "tensorflow/serving/predict"
     text = defs["serving_default"]["inputs"]["text"]
     assert text["dtype"] == "DT_STRING"

@@ -106,3 +106,10 @@ def test_outputs_in_tf_servings_row_and_columnar_shapes():
     assert outputs_to_json(several, columnar=True)["outputs"]["pieces"] == [["a", ""], ["b", "c"]]
     invalid = {"translation": np.array([b"\xffx"], object)}
     assert outputs_to_json(invalid, columnar=False) == {"predictions": ["\ufffdx"]}
+
+
+def test_a_score_json_cannot_hold_is_null():
+    outputs = {"score": np.array([[-0.5, -np.inf]], np.float32), "length": np.array([[3, 0]])}
+    assert outputs_to_json(outputs, columnar=False) == {
+        "predictions": [{"score": [-0.5, None], "length": [3, 0]}]
+    }

@@ -1,0 +1,42 @@
+"""How ``translate.py`` writes n-best lists and scores: plain text or JSON lines.
+
+* ``text``: a line per hypothesis (``--n_best`` lines per sentence, best first); with scores,
+  ``SCORE ||| TRANSLATION`` (OpenNMT-tf's n-best format; SCORE is the search's,
+  ``log_prob / lp(length)``).
+* ``jsonl``: a JSON object per sentence, ``{"hypotheses": [{"translation", "score",
+  "log_prob", "length", "confidence"}, ...]}`` (``common.translation.Hypothesis``).
+
+Example:
+    >>> format_hypotheses([Hypothesis("A dog.", -0.5, -0.8, 4)], "text", with_scores=True)
+    '-0.500000 ||| A dog.\\n'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from common.translation import Hypothesis
+
+OUTPUT_FORMATS = ("text", "jsonl")
+
+
+def format_hypotheses(
+    hypotheses: Sequence[Hypothesis], output_format: str, with_scores: bool
+) -> str:
+    """One sentence's hypotheses as the lines ``translate.py`` writes for it (newline-ended)."""
+    if output_format == "jsonl":
+        rows = [
+            {
+                "translation": h.text,
+                "score": h.score,
+                "log_prob": h.log_prob,
+                "length": h.length,
+                "confidence": h.confidence,
+            }
+            for h in hypotheses
+        ]
+        return json.dumps({"hypotheses": rows}, ensure_ascii=False) + "\n"
+    if with_scores:
+        return "".join(f"{h.score:.6f} ||| {h.text}\n" for h in hypotheses)
+    return "".join(f"{h.text}\n" for h in hypotheses)

@@ -20,17 +20,14 @@ import sys
 
 from absl import flags
 
-from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
+from cli.runtime_flags import define_runtime_flags
 from cli.translation_output import OUTPUT_FORMATS, format_hypotheses
-from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
 from common.language_tags import UnknownLanguageError, check_language
 from common.translation import RequestError, TranslationRequest, Translator
 
-_TRANSLATOR = define_translator_flags(workdir_required=False)
-_SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Exported SavedModel directory.")
-_CTRANSLATE2 = define_ctranslate2_flags()
+_RUNTIME = define_runtime_flags()
 _INPUT = flags.DEFINE_string("input", None, "File of sentences, one a line ('-': stdin).")
 _OUTPUT = flags.DEFINE_string("output", None, "File for the translations (default: stdout).")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
@@ -157,37 +154,17 @@ def switch_language(
 
 def load_translator() -> Translator:
     """The translator of --workdir, --saved_model or --ctranslate2, checking the other flags."""
-    _CTRANSLATE2.check(_TRANSLATOR)
-    sources = [_TRANSLATOR.workdir, _SAVED_MODEL, _CTRANSLATE2.directory]
-    if sum(bool(flag.value) for flag in sources) != 1:
-        sys.exit(
-            "error: give exactly one of --workdir (a training work directory), --saved_model (an "
-            "exported SavedModel) or --ctranslate2 (a CTranslate2 export)."
-        )
-    exported = _SAVED_MODEL.value or _CTRANSLATE2.directory.value
-    if exported and _PLOT_ATTENTION.value:
+    _RUNTIME.check()
+    if _RUNTIME.exported and _PLOT_ATTENTION.value:
         sys.exit("error: --plot_attention needs --workdir (the model's attention).")
     if _PLOT_ATTENTION.value and not _PLOT_ATTENTION.value.lower().endswith(".svg"):
         sys.exit(
             "error: --plot_attention writes an SVG image: give it a file name ending in .svg "
             f"(not {_PLOT_ATTENTION.value})."
         )
-    if _SAVED_MODEL.value:
-        given = _TRANSLATOR.model_flags_given()
-        if given:
-            sys.exit(
-                f"error: {' and '.join(given)} {'needs' if len(given) == 1 else 'need'} "
-                "--workdir; a SavedModel's models and decoding options are fixed when it is "
-                "exported."
-            )
-        from exports.saved_model import SavedModelTranslator
-
-        return SavedModelTranslator(_SAVED_MODEL.value)
-    if _CTRANSLATE2.directory.value:
-        return _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
-    if _TRANSLATOR.ensemble.value and _PLOT_ATTENTION.value:
+    if _RUNTIME.workdir.ensemble.value and _PLOT_ATTENTION.value:
         sys.exit("error: --plot_attention shows one model's attention; drop --ensemble.")
-    return _TRANSLATOR.load()[0]
+    return _RUNTIME.load()
 
 
 def main(argv: list[str]) -> None:

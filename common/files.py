@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from typing import TextIO
 
 from common.storage import writing
 
@@ -22,6 +23,20 @@ def atomic_write_text(path: str, text: str) -> None:
     Example:
         >>> atomic_write_text("/tmp/run/eval/hypotheses.txt", "A dog runs.\\n")
     """
+    with atomic_file(path) as file:
+        file.write(text)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str) -> Iterator[TextIO]:
+    """A text file to write ``path`` through, piece by piece (a file of any size, streamed):
+    readers see the old file or the whole new one, never part of it; an error in the block
+    leaves the old one. A write the file system refuses raises a StorageError naming ``path``.
+
+    Example:
+        >>> with atomic_file("/tmp/scores.txt") as file:
+        ...     file.write("-0.5\\n")
+    """
     directory = os.path.dirname(os.path.abspath(path))
     with writing(path):
         os.makedirs(directory, exist_ok=True)
@@ -29,7 +44,7 @@ def atomic_write_text(path: str, text: str) -> None:
         try:
             os.fchmod(handle, _new_file_mode())  # mkstemp's is 0600; open()'s, this
             with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
+                yield file
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temporary, path)

@@ -82,6 +82,8 @@ class Hypothesis:
             ``lp(length) = ((5 + length) / 6) ** alpha`` with the translator's ``alpha``.
         log_prob: the sum of its tokens' log-probabilities (EOS included).
         length: its tokens, EOS included.
+        token_log_probs: each token's log-probability, where the runtime gives them
+            (:meth:`Translator.score`); () otherwise.
 
     Example:
         >>> round(Hypothesis("A dog.", score=-0.5, log_prob=-0.8, length=4).confidence, 3)
@@ -92,6 +94,7 @@ class Hypothesis:
     score: float
     log_prob: float
     length: int
+    token_log_probs: tuple[float, ...] = ()
 
     @property
     def confidence(self) -> float:
@@ -142,6 +145,18 @@ class Translator(Protocol):
         (the first is :meth:`translate`'s); a RequestError for more than ``beam_size``."""
         ...
 
+    def score(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Hypothesis]:
+        """Forced decoding: each target scored as a translation of its source (a
+        :class:`Hypothesis` of the target, with ``token_log_probs``), in their order."""
+        ...
+
     def truncation_warnings(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
     ) -> list[str]:
@@ -182,6 +197,43 @@ def hypotheses_rows(
     return rows
 
 
+def check_pairs(sources: Sequence[str], targets: Sequence[str]) -> None:
+    """A RequestError unless there is one target for each source."""
+    if len(sources) != len(targets):
+        raise RequestError(
+            f"Give one target for each source: got {len(targets)} targets for {len(sources)} "
+            "sources."
+        )
+
+
+def scored_targets(
+    targets: Sequence[str],
+    scores: Sequence[float],
+    log_probs: Sequence[float],
+    lengths: Sequence[int],
+    token_log_probs: Sequence[Sequence[float]],
+) -> list[Hypothesis]:
+    """A runtime's ``(batch,)`` scores of given targets (and ``(batch, target_len)`` token
+    log-probabilities, padded) as :class:`Hypothesis` values.
+
+    Example:
+        >>> scored_targets(["A dog."], [-0.5], [-0.8], [2], [[-0.3, -0.5, 0.0]])[0].token_log_probs
+        (-0.3, -0.5)
+    """
+    return [
+        Hypothesis(
+            target,
+            float(score),
+            float(log_prob),
+            int(length),
+            tuple(float(value) for value in tokens[:length]),
+        )
+        for target, score, log_prob, length, tokens in zip(
+            targets, scores, log_probs, lengths, token_log_probs, strict=True
+        )
+    ]
+
+
 def truncation_warnings(source_lengths: Sequence[int], max_source_length: int) -> list[str]:
     """Warnings for the sentences whose token count (without EOS) exceeds what is translated.
 
@@ -202,6 +254,7 @@ def translate_in_batches(
     sentences: Sequence[str],
     batch_size: int = 64,
     progress: bool = True,
+    description: str = "translate",
 ) -> list[T]:
     """Runs ``translate_rows`` over batches of the indices of ``sentences`` of similar length
     (so that a runtime can take each row's own options), with a progress bar; the translations
@@ -214,7 +267,7 @@ def translate_in_batches(
     translations: list[T | None] = [None] * len(sentences)
     with tqdm(
         total=len(sentences),
-        desc="translate",
+        desc=description,
         unit="sent",
         disable=not progress,
         dynamic_ncols=True,

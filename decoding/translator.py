@@ -20,11 +20,13 @@ from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from common.translation import (
     Hypothesis,
     TranslationRequest,
+    check_pairs,
     hypotheses_rows,
+    scored_targets,
     translate_in_batches,
     truncation_warnings,
 )
-from data_pipeline.multilingual import tag_in_graph
+from data_pipeline.multilingual import defuse_in_graph, tag_in_graph
 from decoding.beam import n_best_search
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
@@ -36,6 +38,8 @@ from decoding.search import decode
 XLA_MAX_BATCH_SIZE = 8
 # The inputs of every graph function: the sentences and each one's target language.
 INPUT_SIGNATURE = (tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string))
+# Forced scoring's: the same and each sentence's given translation.
+SCORING_SIGNATURE = (*INPUT_SIGNATURE, tf.TensorSpec([None], tf.string))
 
 
 class CrossAttention(NamedTuple):
@@ -65,6 +69,17 @@ class ScoredTranslations(NamedTuple):
     score: tf.Tensor
     log_prob: tf.Tensor
     length: tf.Tensor
+
+
+class TargetScores(NamedTuple):
+    """What ``ModelTranslator.score_targets`` returns: ``score``, ``log_prob`` float32 and
+    ``length`` int32 ``(batch,)`` (as :class:`common.translation.Hypothesis` defines them) and
+    ``token_log_probs`` float32 ``(batch, target_len)`` (0 past a target's end, EOS included)."""
+
+    score: tf.Tensor
+    log_prob: tf.Tensor
+    length: tf.Tensor
+    token_log_probs: tf.Tensor
 
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
@@ -201,6 +216,24 @@ class ModelTranslator(tf.Module):
         )
         return self._scored(hypotheses.ids, hypotheses.scores, hypotheses.log_probs)
 
+    @tf.function(input_signature=SCORING_SIGNATURE, autograph=False)
+    def score_targets(
+        self, text: tf.Tensor, target_lang: tf.Tensor, target: tf.Tensor
+    ) -> TargetScores:
+        """Forced decoding: how likely the model finds each given ``target`` as the translation
+        of ``text`` (into ``target_lang``), scored as its search scores a hypothesis
+        (:func:`~decoding.scoring.force_score`). Targets are read whole, with EOS; a
+        multilingual model's as in training (tags written in them made plain)."""
+        source_ids = self._source_ids(text, target_lang)
+        if self.languages:
+            target = defuse_in_graph(target)
+        pieces = self.tokenizer.tokenize(target)
+        eos = tf.fill([pieces.nrows(), 1], tf.constant(EOS_ID, pieces.dtype))
+        target_ids = tf.cast(tf.concat([pieces, eos], axis=1).to_tensor(PAD_ID), tf.int32)
+        forced = force_score(self.model, source_ids, target_ids, self.options)
+        length = tf.reduce_sum(tf.cast(target_ids != PAD_ID, tf.int32), axis=1)
+        return TargetScores(forced.scores, forced.log_probs, length, forced.token_log_probs)
+
     def _scored(self, ids: tf.Tensor, score: tf.Tensor, log_prob: tf.Tensor) -> ScoredTranslations:
         """``(batch, n, out_len)`` output ids with their ``(batch, n)`` scores, detokenized."""
         batch, n = tf.shape(ids)[0], tf.shape(ids)[1]
@@ -315,6 +348,28 @@ class ModelTranslator(tf.Module):
             return hypotheses_rows(*columns, n_best=n_best)
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def score(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Hypothesis]:
+        """Each ``(source, target)`` pair's target scored as a translation of its source
+        (:meth:`score_targets`), with its tokens' log-probabilities."""
+        language = request.language(self.languages)
+        check_pairs(sources, targets)
+
+        def score_rows(rows: list[int]) -> list[Hypothesis]:
+            batch = [targets[row] for row in rows]
+            text, target_lang = request_columns([sources[row] for row in rows], language)
+            target = tf.constant(batch, tf.string, shape=[len(batch)])
+            result = self.score_targets(text, target_lang, target)
+            return scored_targets(batch, *(tensor.numpy().tolist() for tensor in result))
+
+        return translate_in_batches(score_rows, sources, batch_size, progress, "score")
 
 
 def request_columns(sentences: Sequence[str], language: str | None) -> tuple[tf.Tensor, tf.Tensor]:

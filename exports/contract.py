@@ -19,6 +19,9 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
   length penalty), ``log_prob`` (float32, the sum of its tokens' log-probabilities) and
   ``length`` (int32, tokens with EOS); ``n_best``: the same for the beam's best hypotheses, each
   ``(batch, beam_size)``, best first (score -inf: a hypothesis the search never finished).
+* ``forced_score``: the same inputs and ``target`` (tf.string ``[None]``: each sentence's given
+  translation) -> ``score``, ``log_prob``, ``length`` ``(batch,)`` and ``token_log_probs``
+  ``(batch, target_len)`` float32 (0 past a target's end): forced decoding.
 * On the exported object: the variables ``beam_size_variable``, ``max_source_length_variable``
   and, for a multilingual model, ``languages_variable``; the function ``source_lengths(text,
   target_lang)`` (token counts, without EOS, of the sources as the model reads them).
@@ -48,7 +51,8 @@ from decoding.options import SearchOptions
 SERVING_DEFAULT = "serving_default"
 CROSS_ATTENTION = "cross_attention"
 TEXT, TARGET_LANG = "text", "target_lang"
-SCORED, N_BEST = "scored", "n_best"
+SCORED, N_BEST, FORCED_SCORE = "scored", "n_best", "forced_score"
+TARGET = "target"
 TRANSLATION = "translation"
 SOURCE_PIECES, TARGET_PIECES, ATTENTION = "source_pieces", "target_pieces", "attention"
 SCORE, LOG_PROB, LENGTH = "score", "log_prob", "length"
@@ -58,6 +62,14 @@ SCORED_OUTPUTS = {
     SCORE: ("DT_FLOAT", 2),
     LOG_PROB: ("DT_FLOAT", 2),
     LENGTH: ("DT_INT32", 2),
+}
+TOKEN_LOG_PROBS = "token_log_probs"
+# The outputs of forced_score, in the order of ``decoding.translator.TargetScores``.
+FORCED_SCORE_OUTPUTS = {
+    SCORE: ("DT_FLOAT", 1),
+    LOG_PROB: ("DT_FLOAT", 1),
+    LENGTH: ("DT_INT32", 1),
+    TOKEN_LOG_PROBS: ("DT_FLOAT", 2),
 }
 # Each signature's outputs as (TensorFlow Serving dtype, rank).
 SIGNATURE_OUTPUTS = {
@@ -70,6 +82,7 @@ SIGNATURE_OUTPUTS = {
     },
     SCORED: SCORED_OUTPUTS,
     N_BEST: SCORED_OUTPUTS,
+    FORCED_SCORE: FORCED_SCORE_OUTPUTS,
 }
 # What the exported SavedModel object holds besides its signatures.
 BEAM_SIZE_VARIABLE = "beam_size_variable"
@@ -86,10 +99,11 @@ TOKENIZER_FILE = "spm.model"
 QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
 
 
-def signature_inputs(languages: Sequence[str]) -> tuple[str, ...]:
-    """The inputs of every signature of a model of ``languages`` (() for one target language),
-    sorted as TensorFlow Serving lists them."""
-    return (TARGET_LANG, TEXT) if languages else (TEXT,)
+def signature_inputs(languages: Sequence[str], signature: str = SERVING_DEFAULT) -> tuple[str, ...]:
+    """The inputs of ``signature`` of a model of ``languages`` (() for one target language),
+    sorted as TensorFlow Serving lists them: ``forced_score`` also takes ``target``."""
+    inputs = (TARGET_LANG, TEXT) if languages else (TEXT,)
+    return tuple(sorted((*inputs, TARGET))) if signature == FORCED_SCORE else inputs
 
 
 class ExportError(UserError, ValueError):

@@ -47,6 +47,7 @@ from common.errors import ConfigError
 from common.language_tags import (
     UnknownLanguageError,
     check_language,
+    defused,
     languages_in_pieces,
     tag,
     tagged,
@@ -54,6 +55,7 @@ from common.language_tags import (
 from common.translation import (
     Hypothesis,
     TranslationRequest,
+    check_pairs,
     translate_in_batches,
     truncation_warnings,
 )
@@ -209,28 +211,76 @@ class CTranslate2Translator:
         pairs = [
             (source, tokens) for source, row in zip(sources, found, strict=True) for tokens in row
         ]
-        scored = iter(self._scored(pairs))
-        return [[next(scored) for _ in row] for row in found]
+        scored = iter(self._token_log_probs(pairs))
+        return [
+            [self._hypothesis(self._detokenize(tokens), next(scored)) for tokens in row]
+            for row in found
+        ]
 
-    def _scored(self, pairs: list[tuple[list[str], list[str]]]) -> list[Hypothesis]:
-        """Each ``(source pieces, output pieces)`` hypothesis scored by ``score_batch``: the
-        sum of its tokens' log-probabilities over the whole vocabulary, EOS included when it
-        ended with one (one that reached its length limit has none)."""
+    def score(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Hypothesis]:
+        """Forced decoding with ``score_batch``: each target (read whole, with ``</s>``; a
+        multilingual export's with tags made plain, as in training) scored as a translation of
+        its source, with its tokens' log-probabilities."""
+        language = request.language(self.languages)
+        check_pairs(sources, targets)
+
+        def score_rows(rows: list[int]) -> list[Hypothesis]:
+            batch_sources = [sources[row] for row in rows]
+            batch_targets = [targets[row] for row in rows]
+            return self.score_batch(batch_sources, batch_targets, [language] * len(rows))
+
+        return translate_in_batches(score_rows, sources, batch_size, progress, "score")
+
+    def score_batch(
+        self,
+        sources: list[str],
+        targets: list[str],
+        target_langs: Sequence[str | None] | None = None,
+    ) -> list[Hypothesis]:
+        """:meth:`score` of one batch, each row into its own target language."""
+        check_pairs(sources, targets)
+        texts = [defused(target) for target in targets] if self.languages else targets
+        pieces = self.tokenizer.encode(texts, out_type=str)
+        pairs = [
+            (source, [*target, "</s>"])
+            for source, target in zip(self._sources(sources, target_langs), pieces, strict=True)
+        ]
+        return [
+            self._hypothesis(target, log_probs, with_tokens=True)
+            for target, log_probs in zip(targets, self._token_log_probs(pairs), strict=True)
+        ]
+
+    def _token_log_probs(self, pairs: list[tuple[list[str], list[str]]]) -> list[list[float]]:
+        """Each ``(source pieces, output pieces)`` pair's tokens' log-probabilities over the
+        whole vocabulary, by ``score_batch``: EOS's included when the output ends with one (one
+        that reached its length limit has none)."""
         if not pairs:
             return []
         results = self.translator.score_batch(
             [source for source, _ in pairs],
             [[token for token in tokens if token != "</s>"] for _, tokens in pairs],
         )
-        hypotheses = []
-        for (_, tokens), result in zip(pairs, results, strict=True):
-            log_probs = result.log_probs if tokens[-1:] == ["</s>"] else result.log_probs[:-1]
-            log_prob, length = float(sum(log_probs)), len(log_probs)
-            penalty = ((5.0 + length) / 6.0) ** self.options.length_penalty  # GNMT's
-            hypotheses.append(
-                Hypothesis(self._detokenize(tokens), log_prob / penalty, log_prob, length)
-            )
-        return hypotheses
+        return [
+            result.log_probs if tokens[-1:] == ["</s>"] else result.log_probs[:-1]
+            for (_, tokens), result in zip(pairs, results, strict=True)
+        ]
+
+    def _hypothesis(
+        self, text: str, log_probs: list[float], with_tokens: bool = False
+    ) -> Hypothesis:
+        """``text`` with its score: the sum of ``log_probs`` over GNMT's length penalty with the
+        work directory's alpha, as our searches score."""
+        log_prob, length = float(sum(log_probs)), len(log_probs)
+        penalty = ((5.0 + length) / 6.0) ** self.options.length_penalty
+        tokens = tuple(float(value) for value in log_probs) if with_tokens else ()
+        return Hypothesis(text, log_prob / penalty, log_prob, length, tokens)
 
     def cross_attention(
         self, sentences: list[str], target_langs: Sequence[str | None] | None = None

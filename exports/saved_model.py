@@ -26,12 +26,16 @@ from common.translation import (
     Hypothesis,
     RequestError,
     TranslationRequest,
+    check_pairs,
     hypotheses_rows,
+    scored_targets,
     translate_in_batches,
     truncation_warnings,
 )
 from exports.contract import (
     BEAM_SIZE_VARIABLE,
+    FORCED_SCORE,
+    FORCED_SCORE_OUTPUTS,
     LANGUAGES_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
     N_BEST,
@@ -39,6 +43,7 @@ from exports.contract import (
     SCORED_OUTPUTS,
     SERVING_DEFAULT,
     SOURCE_LENGTHS,
+    TARGET,
     TARGET_LANG,
     TEXT,
     TRANSLATION,
@@ -103,13 +108,7 @@ class SavedModelTranslator:
         export's ``scored`` (one) or ``n_best`` signature."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
-        name = SCORED if n_best == 1 else N_BEST
-        if name not in self.loaded.signatures:
-            raise RequestError(
-                f"This SavedModel has no '{name}' signature (it was exported before scores and "
-                "n-best lists): export it again with export.py."
-            )
-        signature = self.loaded.signatures[name]
+        signature = self._signature(SCORED if n_best == 1 else N_BEST)
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             outputs = signature(**self._inputs([sentences[row] for row in rows], language))
@@ -117,6 +116,38 @@ class SavedModelTranslator:
             return hypotheses_rows(*columns, n_best=n_best)
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def score(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Hypothesis]:
+        """Forced decoding with the export's ``forced_score`` signature."""
+        language = request.language(self.languages)
+        check_pairs(sources, targets)
+        signature = self._signature(FORCED_SCORE)
+
+        def score_rows(rows: list[int]) -> list[Hypothesis]:
+            batch = [targets[row] for row in rows]
+            inputs = self._inputs([sources[row] for row in rows], language)
+            outputs = signature(**inputs, **{TARGET: tf.constant(batch, tf.string)})
+            columns = [outputs[output].numpy().tolist() for output in FORCED_SCORE_OUTPUTS]
+            return scored_targets(batch, *columns)
+
+        return translate_in_batches(score_rows, sources, batch_size, progress, "score")
+
+    def _signature(self, name: str):
+        """The export's signature ``name``; a RequestError naming what to do when an export
+        of an earlier version lacks it."""
+        if name not in self.loaded.signatures:
+            raise RequestError(
+                f"This SavedModel has no '{name}' signature (it was exported before scores, "
+                "n-best lists and forced scoring): export it again with export.py."
+            )
+        return self.loaded.signatures[name]
 
     def truncation_warnings(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()

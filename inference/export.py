@@ -22,6 +22,8 @@ from exports.contract import (
     ATTENTION,
     BEAM_SIZE_VARIABLE,
     CROSS_ATTENTION,
+    FORCED_SCORE,
+    FORCED_SCORE_OUTPUTS,
     LANGUAGES_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
     N_BEST,
@@ -30,6 +32,7 @@ from exports.contract import (
     SERVING_DEFAULT,
     SOURCE_LENGTHS,
     SOURCE_PIECES,
+    TARGET,
     TARGET_LANG,
     TARGET_PIECES,
     TEXT,
@@ -64,6 +67,7 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         SERVING_DEFAULT: _signature(translator, _translation),
         SCORED: _signature(translator, _scored),
         N_BEST: _signature(translator, _n_best),
+        FORCED_SCORE: _forced_score_signature(translator),
     }
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
         signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
@@ -106,3 +110,21 @@ def _signature(translator: ModelTranslator, outputs) -> tf.types.experimental.Co
         return function.get_concrete_function(text, target_lang)
     function = tf.function(lambda text: outputs(translator, text, tf.fill(tf.shape(text), "")))
     return function.get_concrete_function(text)
+
+
+def _forced_score_signature(translator: ModelTranslator) -> tf.types.experimental.ConcreteFunction:
+    """``forced_score``'s concrete function: ``text``, ``target`` (and ``target_lang`` for a
+    multilingual model) -> :data:`FORCED_SCORE_OUTPUTS`."""
+    text = tf.TensorSpec([None], tf.string, name=TEXT)
+    target = tf.TensorSpec([None], tf.string, name=TARGET)
+
+    def outputs(text: tf.Tensor, target_lang: tf.Tensor, target: tf.Tensor) -> dict:
+        scores = translator.score_targets(text, target_lang, target)
+        return dict(zip(FORCED_SCORE_OUTPUTS, scores, strict=True))
+
+    if translator.languages:
+        target_lang = tf.TensorSpec([None], tf.string, name=TARGET_LANG)
+        function = tf.function(outputs)
+        return function.get_concrete_function(text, target_lang, target)
+    function = tf.function(lambda text, target: outputs(text, tf.fill(tf.shape(text), ""), target))
+    return function.get_concrete_function(text, target)

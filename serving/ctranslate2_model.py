@@ -26,6 +26,7 @@ from exports.contract import (
     ATTENTION,
     CROSS_ATTENTION,
     CTRANSLATE2_MODEL_FILE,
+    FORCED_SCORE,
     LENGTH,
     LOG_PROB,
     N_BEST,
@@ -34,9 +35,11 @@ from exports.contract import (
     SERVING_DEFAULT,
     SIGNATURE_OUTPUTS,
     SOURCE_PIECES,
+    TARGET,
     TARGET_LANG,
     TARGET_PIECES,
     TEXT,
+    TOKEN_LOG_PROBS,
     TRANSLATION,
     signature_inputs,
 )
@@ -63,11 +66,14 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         "one with `python export.py --workdir=DIR --format=ctranslate2 --output=...`.",
     )
     translator = CTranslate2Translator(directory, threads=threads)
-    inputs = signature_inputs(translator.languages)
+    inputs = {
+        signature: signature_inputs(translator.languages, signature)
+        for signature in SIGNATURE_OUTPUTS
+    }
 
     def by_name(columns: Sequence[list[str]]) -> tuple[list[str], list[str] | None]:
         """The ``text`` column and, for a multilingual export, the ``target_lang`` one."""
-        named = dict(zip(inputs, columns, strict=True))
+        named = dict(zip(inputs[SERVING_DEFAULT], columns, strict=True))
         return named[TEXT], named.get(TARGET_LANG)
 
     def translation(*columns: list[str]) -> dict[str, np.ndarray]:
@@ -83,24 +89,30 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         beam = translator.beam_size
         return _hypotheses_columns(translator.hypotheses_batch(*by_name(columns), beam), beam)
 
+    def forced_score(*columns: list[str]) -> dict[str, np.ndarray]:
+        named = dict(zip(inputs[FORCED_SCORE], columns, strict=True))
+        scores = translator.score_batch(named[TEXT], named[TARGET], named.get(TARGET_LANG))
+        return _forced_score_columns(scores)
+
     runs = {
         SERVING_DEFAULT: translation,
         CROSS_ATTENTION: cross_attention,
         SCORED: scored,
         N_BEST: n_best,
+        FORCED_SCORE: forced_score,
     }
     signatures = {
         signature: Signature(
             signature,
             runs[signature],
-            inputs,
+            inputs[signature],
             tuple(sorted(outputs)),
             batchable=signature == SERVING_DEFAULT,
         )
         for signature, outputs in SIGNATURE_OUTPUTS.items()
     }
     signature_defs = {
-        signature: string_signature_def(list(inputs), specs)
+        signature: string_signature_def(list(inputs[signature]), specs)
         for signature, specs in SIGNATURE_OUTPUTS.items()
     }
     return ServedModel(
@@ -139,6 +151,21 @@ def _hypotheses_columns(rows: list[list[Hypothesis]], n: int) -> dict[str, np.nd
         SCORE: column(lambda h: h.score, np.float32),
         LOG_PROB: column(lambda h: h.log_prob, np.float32),
         LENGTH: column(lambda h: h.length, np.int32),
+    }
+
+
+def _forced_score_columns(scores: list[Hypothesis]) -> dict[str, np.ndarray]:
+    """Forced scores as the SavedModel's ``forced_score`` outputs (token log-probabilities
+    padded with 0)."""
+    width = max((len(scored.token_log_probs) for scored in scores), default=0)
+    tokens = np.zeros([len(scores), width], np.float32)
+    for row, scored in enumerate(scores):
+        tokens[row, : len(scored.token_log_probs)] = scored.token_log_probs
+    return {
+        SCORE: np.array([scored.score for scored in scores], np.float32),
+        LOG_PROB: np.array([scored.log_prob for scored in scores], np.float32),
+        LENGTH: np.array([scored.length for scored in scores], np.int32),
+        TOKEN_LOG_PROBS: tokens,
     }
 
 

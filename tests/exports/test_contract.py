@@ -39,7 +39,7 @@ def test_a_saved_model_has_the_contracts_signatures_inputs_outputs_and_variables
     for name, outputs in SIGNATURE_OUTPUTS.items():
         signature = loaded.signatures[name]
         _, inputs = signature.structured_input_signature
-        assert sorted(inputs) == list(signature_inputs(languages)), name
+        assert sorted(inputs) == list(signature_inputs(languages, name)), name
         assert all(spec.shape.rank == 1 and spec.dtype == tf.string for spec in inputs.values())
         assert {
             output: (spec.dtype, spec.shape.rank)

@@ -130,3 +130,74 @@ def test_translate_py_writes_n_best_lists_with_scores_as_text_or_json_lines(
         assert too_many.returncode == 1
         assert too_many.stderr.strip().startswith("error: --n_best: n_best (5) must not exceed")
         assert len(too_many.stderr.strip().splitlines()) == 1
+
+
+def test_forced_scores_are_the_searchs_and_the_same_in_every_runtime(beam_of_4, tmp_path):
+    translator, saved_model, ctranslate2 = beam_of_4
+    four = translator.hypotheses(SENTENCES, FOUR, progress=False)
+    sources = [source for source, row in zip(SENTENCES, four, strict=True) for _ in row]
+    targets = [h.text for row in four for h in row]
+    ours = translator.score(sources, targets, progress=False)
+    searched = [h for row in four for h in row]
+    # The same pieces again once detokenized and read (and with EOS: forced scoring adds it to
+    # a hypothesis that reached its length limit without one).
+    same_pieces = [(s, h) for s, h in zip(ours, searched, strict=True) if s.length == h.length]
+    assert len(same_pieces) >= len(SENTENCES)
+    for scored, hypothesis in same_pieces:
+        assert scored.score == pytest.approx(hypothesis.score, abs=1e-4)
+    for scored in ours:
+        assert len(scored.token_log_probs) == scored.length
+        assert sum(scored.token_log_probs) == pytest.approx(scored.log_prob, abs=1e-4)
+    references = ["A dog runs across the meadow.", "Two men.", "A woman reads.", "Yes"]
+    for runtime, tolerance in (
+        (SavedModelTranslator(saved_model), 1e-5),
+        (CTranslate2Translator(ctranslate2), 1e-4),  # score_batch
+    ):
+        for request_targets in (targets, references * 4):
+            expected = translator.score(sources, request_targets, progress=False)
+            theirs = runtime.score(sources, request_targets, progress=False)
+            for their, our in zip(theirs, expected, strict=True):
+                assert their.text == our.text and their.length == our.length
+                assert their.score == pytest.approx(our.score, abs=tolerance)
+                assert their.token_log_probs == pytest.approx(our.token_log_probs, abs=tolerance)
+        with pytest.raises(RequestError, match="one target for each source"):
+            runtime.score(SENTENCES, references[:2], progress=False)
+
+
+def test_score_py_writes_a_score_a_pair_from_files_or_tab_separated_lines(
+    beam_of_4, tiny_run, tmp_path
+):
+    translator, saved_model, ctranslate2 = beam_of_4
+    references = ["A dog runs across the meadow.", "Two men.", "A woman reads.", "Yes"]
+    expected = translator.score(SENTENCES, references, progress=False)
+    (tmp_path / "src.de").write_text("".join(f"{s}\n" for s in SENTENCES), encoding="utf-8")
+    (tmp_path / "tgt.en").write_text("".join(f"{t}\n" for t in references), encoding="utf-8")
+    (tmp_path / "short.en").write_text("Yes\n", encoding="utf-8")
+    tsv = "".join(f"{s}\t{t}\n" for s, t in zip(SENTENCES, references, strict=True))
+    files = [f"--source={tmp_path / 'src.de'}", f"--target={tmp_path / 'tgt.en'}"]
+    runtimes = {
+        "workdir": [f"--workdir={tiny_run[0]}", "--checkpoint=latest", "--beam_size=4"],
+        "saved_model": [f"--saved_model={saved_model}"],
+        "ctranslate2": [f"--ctranslate2={ctranslate2}"],
+    }
+    for name, model_flags in runtimes.items():
+        output = tmp_path / f"{name}.txt"
+        text = run_in_process("score.py", *model_flags, *files, f"--output={output}")
+        assert text.returncode == 0, (name, text.stderr)
+        scores = [float(line) for line in output.read_text().splitlines()]
+        assert scores == pytest.approx([s.score for s in expected], abs=1e-4), name
+        jsonl = run_in_process(
+            "score.py", *model_flags, "--input=-", "--output_format=jsonl", stdin=tsv
+        )
+        rows = [json.loads(line) for line in jsonl.stdout.splitlines()]
+        assert [row["score"] for row in rows] == pytest.approx(scores, abs=1e-5)
+        assert [len(row["token_log_probs"]) for row in rows] == [row["length"] for row in rows]
+    short = [f"--source={tmp_path / 'src.de'}", f"--target={tmp_path / 'short.en'}"]
+    for arguments, message in (
+        (short, "src.de has more lines than"),
+        (["--input=-"], "line 1: no tab"),
+        ([f"--source={tmp_path / 'src.de'}"], "give --source and --target"),
+    ):
+        failed = run_in_process("score.py", *runtimes["ctranslate2"], *arguments, stdin="Ja\n")
+        assert failed.returncode == 1 and message in failed.stderr, failed.stderr
+        assert len(failed.stderr.strip().splitlines()) == 1

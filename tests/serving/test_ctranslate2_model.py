@@ -7,6 +7,7 @@ import sys
 import pytest
 from starlette.testclient import TestClient
 
+from exports.contract import SIGNATURE_OUTPUTS
 from serving.app import create_app
 from serving.batching import BatchingOptions
 from serving.ctranslate2_model import load_ctranslate2_model
@@ -60,7 +61,7 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
     status = client.get("/v1/models/de-en").json()["model_version_status"]
     assert [(s["version"], s["state"]) for s in status] == [("7", "AVAILABLE")]
     defs = client.get("/v1/models/de-en/metadata").json()["metadata"]["signature_def"]
-    assert set(defs["signature_def"]) == {"serving_default", "cross_attention", "n_best", "scored"}
+    assert set(defs["signature_def"]) == set(SIGNATURE_OUTPUTS)
     assert defs["signature_def"]["serving_default"]["inputs"]["text"]["dtype"] == "DT_STRING"
     assert client.get("/demo/models").json() == {
         "models": [
@@ -68,7 +69,7 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
                 "name": "de-en",
                 "version": 7,
                 "runtime": "CTranslate2",
-                "signatures": ["cross_attention", "n_best", "scored", "serving_default"],
+                "signatures": sorted(SIGNATURE_OUTPUTS),
                 "languages": [],
             }
         ],
@@ -97,6 +98,20 @@ def test_the_scored_and_n_best_signatures_score_as_the_saved_model_does(
         if row["translation"][0] == translation.decode():  # the same hypothesis, the same score
             assert row["score"][0] == pytest.approx(float(score), abs=1e-4)
             assert row["length"][0] == length
+
+
+def test_the_forced_score_signature_scores_as_the_saved_model_does(client, tiny_served):
+    targets = ["A dog runs.", "Two men play football.", "Yes."]
+    rows = [{"text": s, "target": t} for s, t in zip(SENTENCES, targets, strict=True)]
+    answer = client.post(
+        "/v1/models/de-en:predict", json={"signature_name": "forced_score", "instances": rows}
+    )
+    assert answer.status_code == 200, answer.text
+    saved_model = tiny_served.signature("forced_score")(targets, SENTENCES)  # inputs sorted
+    for row, score, length in zip(
+        answer.json()["predictions"], saved_model["score"], saved_model["length"], strict=True
+    ):
+        assert row["score"] == pytest.approx(float(score), abs=1e-4) and row["length"] == length
 
 
 def test_cross_attention_gives_one_head_over_the_source_pieces(client, expected):

@@ -6,6 +6,7 @@ import base64
 import pytest
 from starlette.testclient import TestClient
 
+from exports.contract import SIGNATURE_OUTPUTS
 from serving.app import create_app
 from serving.batching import BatchingOptions
 from serving.errors import ApiError
@@ -90,7 +91,7 @@ def test_status_and_metadata(client, tiny_served):
                 "name": "de-en",
                 "version": 7,
                 "runtime": "SavedModel",
-                "signatures": ["cross_attention", "n_best", "scored", "serving_default"],
+                "signatures": sorted(SIGNATURE_OUTPUTS),
                 "languages": [],
             },
             {
@@ -175,3 +176,23 @@ def test_the_scored_and_n_best_signatures_give_each_row_its_hypotheses_and_score
     assert [row["translation"] for row in predictions] == [[text] for text in expected]  # beam 1
     for row in predictions:
         assert row["score"][0] < 0 and row["log_prob"][0] < 0 and row["length"][0] >= 1
+
+
+def test_the_forced_score_signature_scores_each_rows_target(client, tiny_served):
+    targets = ["A dog runs.", "Two men play football.", "Yes."]
+    rows = [{"text": s, "target": t} for s, t in zip(SENTENCES, targets, strict=True)]
+    answer = client.post(
+        "/v1/models/de-en:predict", json={"signature_name": "forced_score", "instances": rows}
+    )
+    assert answer.status_code == 200, answer.text
+    expected = tiny_served.signature("forced_score")(targets, SENTENCES)  # inputs sorted
+    for row, score, length in zip(
+        answer.json()["predictions"], expected["score"], expected["length"], strict=True
+    ):
+        assert row["score"] == pytest.approx(float(score), abs=1e-5) and row["length"] == length
+        assert len(row["token_log_probs"]) >= length
+    alone = client.post(
+        "/v1/models/de-en:predict",
+        json={"signature_name": "forced_score", "instances": rows[1:2]},
+    ).json()["predictions"][0]
+    assert alone["score"] == pytest.approx(answer.json()["predictions"][1]["score"], abs=1e-5)

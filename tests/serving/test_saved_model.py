@@ -5,6 +5,7 @@ import os
 import pytest
 import tensorflow as tf
 
+from exports.contract import SIGNATURE_OUTPUTS
 from serving.errors import ApiError
 from serving.saved_model import load_saved_model
 
@@ -24,12 +25,15 @@ def test_the_version_is_a_numbered_directory_else_1(tiny_saved_model, tmp_path):
 
 
 def test_the_exported_model_serves_every_signature_and_shows_every_signature_def(tiny_served):
-    assert set(tiny_served.signatures) == {"serving_default", "cross_attention", "n_best", "scored"}
+    assert set(tiny_served.signatures) == set(SIGNATURE_OUTPUTS)
     default = tiny_served.signature("serving_default")
     assert default.batchable and default.inputs == ("text",) and default.outputs == ("translation",)
     attention = tiny_served.signature("cross_attention")
     assert not attention.batchable
     assert attention.outputs == ("attention", "source_pieces", "target_pieces", "translation")
+    forced = tiny_served.signature("forced_score")
+    assert not forced.batchable and forced.inputs == ("target", "text")
+    assert forced.outputs == ("length", "log_prob", "score", "token_log_probs")
     for name in ("n_best", "scored"):
         scored = tiny_served.signature(name)
         assert not scored.batchable and scored.inputs == ("text",)

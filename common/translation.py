@@ -173,7 +173,7 @@ def hypotheses_rows(
     n_best: int,
 ) -> list[list[Hypothesis]]:
     """A runtime's ``(batch, n)`` columns (strings as bytes or str) as each row's first
-    ``n_best`` :class:`Hypothesis` values; those a search never finished (score -inf: fewer
+    ``n_best`` :class:`Hypothesis` values; those a search never finished (length 0: fewer
     hypotheses ended than asked for) are left out.
 
     Example:
@@ -191,7 +191,7 @@ def hypotheses_rows(
                     int(length),
                 )
                 for text, score, log_prob, length in list(zip(*row, strict=True))[:n_best]
-                if math.isfinite(score)
+                if length > 0
             ]
         )
     return rows

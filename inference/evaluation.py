@@ -39,6 +39,7 @@ class EvaluationResult:
     references_file: str
     lowercase_bleu: sacrebleu.metrics.bleu.BLEUScore
     lowercase_bleu_signature: str
+    mean_confidence: float  # of the translations, each exp(log_prob / length)
     tokenized: TokenizedBleu | None = None  # Multi30k's validation and test splits only.
 
     def report(self) -> str:
@@ -57,6 +58,10 @@ class EvaluationResult:
                 f"tokenized hypotheses: {self.tokenized.hypotheses_file}",
                 f"tokenized references: {self.tokenized.references_file}",
             ]
+        scores.append(
+            f"mean confidence {self.mean_confidence:.4f} (each translation's "
+            "exp(log_prob / length): the geometric mean of its tokens' probabilities)"
+        )
         return "\n".join(scores + files)
 
 
@@ -88,9 +93,9 @@ def evaluate_split(
     request: TranslationRequest = TranslationRequest(),
 ) -> EvaluationResult:
     """Translates ``split`` of ``data_name`` as ``request`` asks (a multilingual model into its
-    ``target_lang``), writes
-    hypotheses and references, scores them; on Multi30k's validation and test splits also with
-    the papers' tokenized BLEU, on files written beside them.
+    ``target_lang``), writes hypotheses and references, scores them (and the model's mean
+    confidence in its translations); on Multi30k's validation and test splits also with the
+    papers' tokenized BLEU, on files written beside them.
 
     Example:
         >>> result = evaluate_split(translator, "multi30k/de-en", "test2016", "/tmp/run/eval")
@@ -101,7 +106,9 @@ def evaluate_split(
     tokenized_references = multi30k_bleu.load_tokenized_references(
         data_name, split, list(zip(sources, references, strict=True)), data_dir
     )
-    hypotheses = translator.translate(sources, request, progress=progress)
+    best = [row[0] for row in translator.hypotheses(sources, request, progress=progress)]
+    hypotheses = [hypothesis.text for hypothesis in best]
+    mean_confidence = sum(h.confidence for h in best) / len(best) if best else 0.0
     stem = output_stem(output_dir, data_name, split)
     hypotheses_file = f"{stem}.beam{translator.beam_size}.hyp"
     references_file = f"{stem}.ref"
@@ -129,6 +136,7 @@ def evaluate_split(
         references_file,
         lowercase_score,
         lowercase_signature,
+        mean_confidence,
         tokenized,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 import data_pipeline as dp
 from common.errors import ConfigError
-from common.translation import TranslationRequest
+from common.translation import Hypothesis, TranslationRequest
 from inference.evaluation import direction_names, evaluate_split
 from inference.multi30k_bleu import LABEL
 
@@ -34,6 +35,20 @@ class Oracle:
     ) -> list[str]:
         assert request.target_lang is None
         return [self._translations[sentence] for sentence in sentences]
+
+    def hypotheses(
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[list[Hypothesis]]:
+        """Each reference, as sure of its first sentence as 1/2 a token, of the rest 1/4."""
+        translations = self.translate(sentences, request, batch_size, progress)
+        return [
+            [Hypothesis(text, -1.0, 4 * math.log(0.5 if row == 0 else 0.25), 4)]
+            for row, text in enumerate(translations)
+        ]
 
     def truncation_warnings(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
@@ -64,7 +79,13 @@ def test_multi30k_gets_the_papers_bleu_in_the_data_sets_order(tfds_dir, multi30k
         f"hyp_len = {words} ref_len = {words}) "
         "(signature: nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0)",
     ]
-    assert result.report().splitlines()[6:] == [
+    confidence = (0.5 + 0.25 * (len(pairs) - 1)) / len(pairs)
+    assert result.mean_confidence == pytest.approx(confidence)
+    assert result.report().splitlines()[4] == (
+        f"mean confidence {confidence:.4f} (each translation's exp(log_prob / length): the "
+        "geometric mean of its tokens' probabilities)"
+    )
+    assert result.report().splitlines()[7:] == [
         f"tokenized hypotheses: {tmp_path}/multi30k_de-en.test2017.beam1.lc.norm.tok.hyp",
         f"tokenized references: {tmp_path}/multi30k_de-en.test2017.lc.norm.tok.ref",
     ]
@@ -81,7 +102,11 @@ def test_other_data_sets_get_no_tokenized_bleu(tmp_path):
     )
     assert result.tokenized is None
     report = result.report().splitlines()
-    assert len(report) == 5 and not [line for line in report if "tokenized" in line]
+    assert len(report) == 6 and not [line for line in report if "tokenized" in line]
+    assert report[3] == (
+        "mean confidence 0.3750 (each translation's exp(log_prob / length): the geometric mean "
+        "of its tokens' probabilities)"
+    )
     assert report[0].startswith("BLEU = 100.00 ")
     assert sorted(p.name for p in (tmp_path / "eval").iterdir()) == [
         f"text:{corpus}:de-en.test.beam1.hyp".replace("/", "_"),

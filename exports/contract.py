@@ -18,7 +18,8 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
   it, each ``(batch, 1)``: ``translation``, ``score`` (float32, ``log_prob / lp(length)``, GNMT's
   length penalty), ``log_prob`` (float32, the sum of its tokens' log-probabilities) and
   ``length`` (int32, tokens with EOS); ``n_best``: the same for the beam's best hypotheses, each
-  ``(batch, beam_size)``, best first (score -inf: a hypothesis the search never finished).
+  ``(batch, beam_size)``, best first (length 0 and score -inf: a hypothesis the search never
+  finished).
 * ``forced_score``: the same inputs and ``target`` (tf.string ``[None]``: each sentence's given
   translation) -> ``score``, ``log_prob``, ``length`` ``(batch,)`` and ``token_log_probs``
   ``(batch, target_len)`` float32 (0 past a target's end): forced decoding.

@@ -302,3 +302,34 @@ def test_evaluate_scores_every_direction_in_a_table(workdir, translator, small_c
     )
     assert pair.returncode == 0, pair.stderr
     assert de_fr.split(" | ")[1] in pair.stdout  # the same BLEU as de-fr in the table
+
+
+def test_scores_and_forced_scores_take_the_target_language_in_every_runtime(
+    translator, tiny_multilingual_saved_model, tiny_multilingual_ctranslate2
+):
+    """Each runtime adds the request's tag before scoring: the same translations and scores as
+    the model's own, and different scores for another language."""
+    runtimes = (
+        (SavedModelTranslator(tiny_multilingual_saved_model), 1e-5),
+        (CTranslate2Translator(tiny_multilingual_ctranslate2), 1e-4),
+    )
+    targets = ["A dog runs.", "Zwei Männer.", "Un enfant."]
+    forced = {}
+    for lang in ("fr", "en"):
+        request = TranslationRequest(lang)
+        ours = translator.hypotheses(SENTENCES, request, progress=False)
+        assert [row[0].text for row in ours] == translator.translate(
+            SENTENCES, request, progress=False
+        )
+        forced[lang] = translator.score(SENTENCES, targets, request, progress=False)
+        exported, _ = runtimes[0]
+        theirs = exported.hypotheses(SENTENCES, request, progress=False)
+        assert [row[0].text for row in theirs] == [row[0].text for row in ours]
+        for runtime, tolerance in runtimes:
+            scored = runtime.score(SENTENCES, targets, request, progress=False)
+            assert [s.score for s in scored] == pytest.approx(
+                [s.score for s in forced[lang]], abs=tolerance
+            )
+    assert [s.score for s in forced["fr"]] != pytest.approx([s.score for s in forced["en"]])
+    with pytest.raises(UnknownLanguageError, match="'cs'"):
+        translator.score(SENTENCES, targets, TranslationRequest("cs"))

@@ -72,6 +72,17 @@ class SearchOptions:
         """
         return [self.pad_id, self.bos_id, *self.forbidden_ids]
 
+    def gnmt_penalty(self, length: int) -> float:
+        """GNMT's length penalty ``((5 + length) / 6) ** length_penalty`` of one hypothesis, in
+        Python (``decoding.beam.gnmt_length_penalty`` on tensors): a score is the sum of its
+        tokens' log-probabilities divided by it.
+
+        Example:
+            >>> round(SearchOptions(length_penalty=0.6).gnmt_penalty(7), 4)   # (12 / 6) ** 0.6
+            1.5157
+        """
+        return ((5.0 + length) / 6.0) ** self.length_penalty
+
     def output_length_limit(self, source_length: int) -> int:
         """One sentence's output length limit (EOS included) for ``source_length`` source tokens
         (EOS included), in Python: what ``decoding.common.output_length_limits`` gives it.

@@ -278,9 +278,9 @@ class CTranslate2Translator:
         """``text`` with its score: the sum of ``log_probs`` over GNMT's length penalty with the
         work directory's alpha, as our searches score."""
         log_prob, length = float(sum(log_probs)), len(log_probs)
-        penalty = ((5.0 + length) / 6.0) ** self.options.length_penalty
         tokens = tuple(float(value) for value in log_probs) if with_tokens else ()
-        return Hypothesis(text, log_prob / penalty, log_prob, length, tokens)
+        score = log_prob / self.options.gnmt_penalty(length)
+        return Hypothesis(text, score, log_prob, length, tokens)
 
     def cross_attention(
         self, sentences: list[str], target_langs: Sequence[str | None] | None = None

@@ -1,7 +1,9 @@
 import dataclasses
 
+import numpy as np
 import pytest
 
+from decoding.beam import gnmt_length_penalty
 from decoding.options import SearchOptions
 
 
@@ -29,3 +31,11 @@ def test_options_are_immutable_and_replaced_as_a_whole():
     assert (greedy.beam_size, greedy.length_penalty) == (1, 1.2)
     with pytest.raises(ValueError, match="beam_size"):
         dataclasses.replace(options, beam_size=-1)
+
+
+def test_the_python_gnmt_penalty_is_the_searchs():
+    for alpha in (0.0, 0.6, 1.2):
+        options = SearchOptions(length_penalty=alpha)
+        for length in (1, 7, 30):
+            expected = float(gnmt_length_penalty(length, alpha))
+            assert np.isclose(options.gnmt_penalty(length), expected, rtol=1e-6)

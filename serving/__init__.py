@@ -5,7 +5,8 @@ A SavedModel needs TensorFlow and ``tensorflow_text``, a CTranslate2 export ctra
 sentencepiece (and of this project only ``exports``, the export contract and its readers); the web
 layer is Starlette and Uvicorn. Modules: ``registry`` (served models: names, versions, signatures,
 status and metadata, whatever runs them), ``saved_model`` and ``ctranslate2_model`` (loading each
-kind), ``tensors`` (TF Serving's JSON for ``:predict``), ``limits`` (per-request limits and
+kind), ``tensors`` (TF Serving's JSON for ``:predict``), ``options`` (a row's translation options:
+``n_best``, ``with_scores``), ``limits`` (per-request limits and
 timeouts), ``runner`` (a model's worker thread and its bounded queue), ``batching`` (requests
 batched together, a bounded queue), ``overload`` (503s with ``Retry-After``), ``service`` (which of
 the two runs a request), ``routes`` (the endpoints), ``app`` (the ASGI app), ``errors``; ``static/``

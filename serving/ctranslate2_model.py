@@ -124,6 +124,7 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         signature_defs,
         translator,
         translator.languages,
+        translator.beam_size,
     )
 
 

@@ -68,6 +68,7 @@ class ServedModel:
     loaded: object  # keeps the model alive
     # A multilingual model's target languages (its signatures take `target_lang`); () for one.
     languages: tuple[str, ...] = ()
+    beam_size: int = 1  # the hypotheses its search keeps (the n_best signature's width)
 
     def signature(self, name: str) -> Signature:
         """The signature called ``name``; 400 (as TensorFlow Serving) when there is none.

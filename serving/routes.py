@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,6 +25,8 @@ from starlette.staticfiles import StaticFiles
 from exports import contract
 from serving.errors import ApiError, bad_request
 from serving.limits import Limits
+from serving.options import RunSignature, predict_rows, row_options
+from serving.registry import ServedModel, Signature
 from serving.service import ModelService
 from serving.tensors import outputs_to_json, parse_predict_body
 
@@ -96,18 +98,32 @@ class Endpoints:
         raise bad_request(f"Malformed request: {method} {path}")
 
     async def predict(self, request: Request, name: str, version: int | None) -> JSONResponse:
-        """``:predict`` in row or columnar format (see :mod:`serving.tensors`)."""
+        """``:predict`` in row or columnar format (see :mod:`serving.tensors`), rows with
+        translation options (see :mod:`serving.options`)."""
         body = await self.limits.read_body(request)
         parsed = parse_predict_body(body)
         model = self.service.registry.get(name, version)
         signature = model.signature(parsed.signature_name)
+        options = row_options(parsed.payload, parsed.columnar)
         columns = parsed.columns(signature.inputs)
         for column in columns.values():
             self.limits.check_sentences(column)
         model.check_languages(columns)
+        if options is not None:
+            rows = predict_rows(model, signature, columns, options, self._runner(model))
+            predictions = await unless_disconnected(request, self.limits.in_time(rows))
+            return JSONResponse({"predictions": predictions})
         run = self.service.run(model, signature, [columns[name] for name in signature.inputs])
         outputs = await unless_disconnected(request, self.limits.in_time(run))
         return JSONResponse(outputs_to_json(outputs, parsed.columnar))
+
+    def _runner(self, model: ServedModel) -> RunSignature:
+        """Runs one of ``model``'s signatures on named columns, through the service."""
+
+        def run(signature: Signature, columns: Mapping[str, list[str]]) -> Awaitable[dict]:
+            return self.service.run(model, signature, [columns[name] for name in signature.inputs])
+
+        return run
 
 
 def _version(digits: str | None) -> int | None:

@@ -22,7 +22,7 @@ import tensorflow as tf
 from google.protobuf import json_format
 from tensorflow.core.protobuf import saved_model_pb2
 
-from exports.contract import LANGUAGES_VARIABLE
+from exports.contract import BEAM_SIZE_VARIABLE, LANGUAGES_VARIABLE
 from serving.errors import bad_request
 from serving.registry import ServedModel, Signature, model_version_dir
 
@@ -65,6 +65,9 @@ def load_saved_model(name: str, path: str) -> ServedModel:
     languages = ()
     if hasattr(loaded, LANGUAGES_VARIABLE):  # a multilingual export (inference.export)
         languages = tuple(lang.decode() for lang in getattr(loaded, LANGUAGES_VARIABLE).numpy())
+    beam_size = 1
+    if hasattr(loaded, BEAM_SIZE_VARIABLE):  # an export of this project
+        beam_size = int(getattr(loaded, BEAM_SIZE_VARIABLE).numpy())
     return ServedModel(
         name,
         version,
@@ -74,6 +77,7 @@ def load_saved_model(name: str, path: str) -> ServedModel:
         _signature_defs(directory),
         loaded,
         languages,
+        beam_size,
     )
 
 

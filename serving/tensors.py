@@ -26,6 +26,7 @@ import numpy as np
 
 from exports.contract import SERVING_DEFAULT
 from serving.errors import bad_request
+from serving.options import OPTION_FIELDS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,10 +82,13 @@ def _is_named_inputs(value: object) -> bool:
 
 
 def _named_values(value: dict, input_names: Sequence[str], where: str) -> dict:
-    if set(value) != set(input_names):
+    """The named inputs of a row (or of ``inputs``), beside which a row may carry options
+    (:mod:`serving.options`)."""
+    names = set(value) - OPTION_FIELDS
+    if names != set(input_names):
         raise bad_request(
             f"{where} must name the inputs {', '.join(input_names)}; it has "
-            f"{', '.join(map(str, value)) or 'none'}"
+            f"{', '.join(map(str, sorted(names))) or 'none'}"
         )
     return value
 

@@ -282,6 +282,23 @@ def tiny_saved_model(tiny_run, tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def tiny_beam4_exports(tiny_run, tmp_path_factory) -> tuple[str, str]:
+    """``(SavedModel path, CTranslate2 export path)``: the tiny run decoded with a beam of 4
+    (graph search; CTranslate2's length penalty 0), exported once per test run: n-best lists."""
+    from inference.ctranslate2_export import export_ctranslate2
+    from inference.export import export_saved_model
+    from inference.loading import load_translator
+
+    def build(directory: Path) -> None:
+        translator, _ = load_translator(tiny_run[0], "latest", beam_size=4, jit_compile=False)
+        export_saved_model(translator, str(directory / "saved_model"))
+        export_ctranslate2(translator, str(directory / "ct2"))
+
+    built = _built_once(tmp_path_factory, "beam4", build)
+    return str(built / "saved_model"), str(built / "ct2")
+
+
+@pytest.fixture(scope="session")
 def tiny_ctranslate2(tiny_run, tmp_path_factory) -> str:
     """The tiny run's CTranslate2 export (float32, CTranslate2's length penalty 0), in a version
     directory: ``.../ct2/7`` (the version of ``tiny_saved_model``)."""

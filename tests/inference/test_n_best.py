@@ -10,8 +10,6 @@ import pytest
 from common.translation import RequestError, TranslationRequest
 from exports.ctranslate2 import CTranslate2Translator
 from exports.saved_model import SavedModelTranslator
-from inference.ctranslate2_export import export_ctranslate2
-from inference.export import export_saved_model
 from inference.loading import load_translator
 from tests.script_runner import run_in_process
 
@@ -25,14 +23,11 @@ FOUR = TranslationRequest(n_best=4)
 
 
 @pytest.fixture(scope="module")
-def beam_of_4(tiny_run, tmp_path_factory):
+def beam_of_4(tiny_run, tiny_beam4_exports):
     """``(translator, SavedModel path, CTranslate2 export path)``: the tiny run's latest
     checkpoint with beam 4, and its two exports (CTranslate2's length penalty 0)."""
     translator, _ = load_translator(tiny_run[0], "latest", beam_size=4, jit_compile=False)
-    root = tmp_path_factory.mktemp("beam4")
-    saved_model = export_saved_model(translator, str(root / "saved_model"))
-    ctranslate2 = export_ctranslate2(translator, str(root / "ct2"))
-    return translator, saved_model, ctranslate2
+    return (translator, *tiny_beam4_exports)
 
 
 def test_the_best_of_four_is_the_translation_and_every_score_is_the_same_one_everywhere(

@@ -1,0 +1,144 @@
+"""Per-instance translation options (``n_best``, ``with_scores``) in ``:predict`` rows, on the
+tiny run decoded with a beam of 4: its SavedModel and its CTranslate2 export, served in-process."""
+
+import math
+
+import pytest
+from starlette.testclient import TestClient
+
+from serving.app import create_app
+from serving.batching import BatchingOptions
+from serving.ctranslate2_model import load_ctranslate2_model
+from serving.errors import ApiError
+from serving.options import RowOptions, row_options
+from serving.registry import ModelRegistry
+from serving.saved_model import load_saved_model
+
+SENTENCES = [
+    "Ein Hund rennt über die Wiese.",
+    "Zwei Männer stehen auf einer Straße.",
+    "Eine Frau liest ein Buch.",
+    "Ja",
+]
+FIELDS = ("translation", "score", "log_prob", "length", "confidence")
+
+
+def test_rows_without_options_ask_for_none_and_each_bad_value_is_named():
+    assert row_options(["Ja", {"text": "Nein"}], columnar=False) is None
+    assert row_options({"text": ["Ja"]}, columnar=True) is None
+    assert row_options(["Ja", {"text": "Nein", "with_scores": True}], columnar=False) == [
+        RowOptions(),
+        RowOptions(with_scores=True),
+    ]
+    for row, message in [
+        ({"text": "Ja", "n_best": 0}, r"instances\[1\]: n_best must be a positive integer, got 0"),
+        ({"text": "Ja", "n_best": "2"}, r"instances\[1\].n_best must be a positive integer"),
+        ({"text": "Ja", "n_best": True}, r"instances\[1\].n_best must be a positive integer"),
+        ({"text": "Ja", "with_scores": 1}, r"instances\[1\].with_scores must be true or false"),
+    ]:
+        with pytest.raises(ApiError, match=message) as error:
+            row_options(["Ja", row], columnar=False)
+        assert error.value.status == 400
+    with pytest.raises(ApiError, match=r"n_best: options are given per row, in row format"):
+        row_options({"text": ["Ja"], "n_best": [2]}, columnar=True)
+
+
+@pytest.fixture(scope="module")
+def served(tiny_beam4_exports):
+    """The beam-4 SavedModel and CTranslate2 export, by name."""
+    saved_model, ctranslate2 = tiny_beam4_exports
+    return {
+        "saved": load_saved_model("saved", saved_model),
+        "ct2": load_ctranslate2_model("ct2", ctranslate2, threads=1),
+    }
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["batching", "no batching"])
+def client(request, served, shout_served, limits):
+    app = create_app(
+        ModelRegistry([*served.values(), shout_served]),
+        limits,
+        BatchingOptions(enabled=request.param, batch_timeout_micros=1000),
+    )
+    with TestClient(app) as client:
+        yield client
+
+
+def _hypotheses(served, signature: str, sentence: str) -> list[dict]:
+    """The served model's own hypotheses of ``sentence`` (its signature called in-process)."""
+    outputs = served.signature(signature)([sentence])
+    return [
+        {"translation": text.decode(), "score": score, "log_prob": log_prob, "length": length}
+        for text, score, log_prob, length in zip(
+            *(outputs[name][0] for name in ("translation", "score", "log_prob", "length")),
+            strict=True,
+        )
+        if length > 0
+    ]
+
+
+def _assert_same_hypothesis(answered: dict, expected: dict) -> None:
+    assert set(answered) == set(FIELDS)
+    assert answered["translation"] == expected["translation"]
+    assert answered["length"] == expected["length"]
+    assert answered["score"] == pytest.approx(float(expected["score"]), abs=1e-5)
+    assert answered["log_prob"] == pytest.approx(float(expected["log_prob"]), abs=1e-5)
+    confidence = math.exp(answered["log_prob"] / answered["length"])
+    assert answered["confidence"] == pytest.approx(confidence) and 0 < confidence <= 1
+
+
+@pytest.mark.parametrize("model", ["saved", "ct2"])
+def test_a_mixed_request_gives_each_row_what_its_options_ask_for(
+    client, served, translate_directly, model
+):
+    rows = [
+        SENTENCES[0],
+        {"text": SENTENCES[1], "n_best": 3},
+        {"text": SENTENCES[2], "with_scores": True},
+        {"text": SENTENCES[3], "n_best": 2, "with_scores": True},
+    ]
+    answer = client.post(f"/v1/models/{model}:predict", json={"instances": rows})
+    assert answer.status_code == 200, answer.text
+    plain, three, scored, two = answer.json()["predictions"]
+    translations = [translate_directly(served[model], [sentence])[0] for sentence in SENTENCES]
+    assert plain == translations[0]
+
+    assert set(three) == {"translation", "hypotheses"} and three["translation"] == translations[1]
+    expected = _hypotheses(served[model], "n_best", SENTENCES[1])[:3]
+    assert len(three["hypotheses"]) == len(expected) == 3
+    for answered, own in zip(three["hypotheses"], expected, strict=True):
+        _assert_same_hypothesis(answered, own)
+    assert three["hypotheses"][0]["translation"] == translations[1]
+
+    assert scored["translation"] == translations[2]
+    _assert_same_hypothesis(scored, _hypotheses(served[model], "scored", SENTENCES[2])[0])
+
+    assert set(two) == {*FIELDS, "hypotheses"} and len(two["hypotheses"]) == 2
+    _assert_same_hypothesis(
+        {k: v for k, v in two.items() if k != "hypotheses"}, two["hypotheses"][0]
+    )
+    assert two["translation"] == translations[3]
+
+
+@pytest.mark.parametrize("model", ["saved", "ct2"])
+def test_options_the_model_cannot_honour_are_400s_naming_the_limit(client, model):
+    def error(body: dict, model: str = model) -> str:
+        answer = client.post(f"/v1/models/{model}:predict", json=body)
+        assert answer.status_code == 400, answer.text
+        return answer.json()["error"]
+
+    five = {"instances": ["Ja", {"text": "Nein", "n_best": 5}]}
+    assert error(five) == (
+        "instances[1]: n_best (5) must not exceed the beam size (4): a search keeps that many "
+        "hypotheses; ask for fewer, or decode with a larger beam (--beam_size with --workdir)."
+    )
+    other_signature = {"signature_name": "cross_attention", "instances": [five["instances"][1]]}
+    assert "options of serving_default's rows, not of the signature cross_attention" in error(
+        other_signature
+    )
+    assert "has no scored signature" in error(
+        {"instances": [{"text": "Ja", "with_scores": True}]}, model="shout"
+    )
+    assert "must name the inputs text; it has txt" in error(
+        {"instances": [{"txt": "Ja", "n_best": 2}]}
+    )

@@ -25,7 +25,15 @@ from starlette.staticfiles import StaticFiles
 from exports import contract
 from serving.errors import ApiError, bad_request
 from serving.limits import Limits
-from serving.options import RunSignature, predict_rows, row_options
+from serving.options import (
+    CONFIDENCE,
+    HYPOTHESES,
+    N_BEST_FIELD,
+    WITH_SCORES_FIELD,
+    RunSignature,
+    predict_rows,
+    row_options,
+)
 from serving.registry import ServedModel, Signature
 from serving.service import ModelService
 from serving.tensors import outputs_to_json, parse_predict_body
@@ -34,15 +42,23 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 _PREDICT = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?:predict", re.IGNORECASE)
 _MODEL = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata)?", re.IGNORECASE)
 T = TypeVar("T")
-# The export contract's names the demo page uses, so that it spells none itself.
+# The export contract's names and the row options the demo page uses, so that it spells none.
 DEMO_NAMES = {
     "translate": contract.SERVING_DEFAULT,
     "crossAttention": contract.CROSS_ATTENTION,
+    "scoredSignature": contract.SCORED,
+    "nBestSignature": contract.N_BEST,
     "text": contract.TEXT,
     "targetLang": contract.TARGET_LANG,
+    "translation": contract.TRANSLATION,
+    "score": contract.SCORE,
     "attention": contract.ATTENTION,
     "sourcePieces": contract.SOURCE_PIECES,
     "targetPieces": contract.TARGET_PIECES,
+    "nBest": N_BEST_FIELD,
+    "withScores": WITH_SCORES_FIELD,
+    "hypotheses": HYPOTHESES,
+    "confidence": CONFIDENCE,
 }
 
 
@@ -62,9 +78,9 @@ class Endpoints:
         ]
 
     async def models(self, request: Request) -> JSONResponse:
-        """``{"models": [{"name", "version", "runtime", "signatures", "languages"}], "names":
-        {...}}`` for the demo page (``languages``: a multilingual model's target languages, else
-        empty; ``names``: the export contract's signature, input and output names it uses)."""
+        """``{"models": [{"name", "version", "runtime", "signatures", "languages", "beam_size"}],
+        "names": {...}}`` for the demo page (``languages``: a multilingual model's target
+        languages, else empty; ``names``: the signature, input, output and option names it uses)."""
         del request
         models = self.service.registry.models.values()
         return JSONResponse(
@@ -76,6 +92,7 @@ class Endpoints:
                         "runtime": m.runtime,
                         "signatures": sorted(m.signatures),
                         "languages": list(m.languages),
+                        "beam_size": m.beam_size,
                     }
                     for m in models
                 ],

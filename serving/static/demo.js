@@ -1,13 +1,16 @@
 // The demo page: translate with the chosen model (TF Serving's :predict, row format; a
-// multilingual model's rows name their target language), then show the cross-attention
-// signature's heat maps (one per head) for a chosen sentence. Every signature, input and output
-// name comes from the server (the export contract), none is written here.
+// multilingual model's rows name their target language), each translation with its confidence
+// and, on request, its alternatives (the n-best list) with their scores; then show the
+// cross-attention signature's heat maps (one per head) for a chosen sentence. Every signature,
+// input, output and option name comes from the server, none is written here.
 "use strict";
 
 const form = document.getElementById("translate-form");
 const modelSelect = document.getElementById("model");
 const languageSelect = document.getElementById("target-lang");
 const languageLabel = document.querySelector('label[for="target-lang"]');
+const alternativesSelect = document.getElementById("alternatives");
+const alternativesLabel = document.querySelector('label[for="alternatives"]');
 const source = document.getElementById("source");
 const statusLine = document.getElementById("status");
 const list = document.getElementById("translations");
@@ -17,6 +20,7 @@ const heatmaps = document.getElementById("heatmaps");
 let signaturesByModel = {};
 let runtimeByModel = {};
 let languagesByModel = {};
+let beamSizeByModel = {};
 // The export contract's signature, input and output names (from /demo/models).
 let names = {};
 // Only the latest request of each kind may draw its answer (an older one may arrive later).
@@ -49,10 +53,17 @@ async function loadModels() {
     signaturesByModel[model.name] = model.signatures;
     runtimeByModel[model.name] = model.runtime;
     languagesByModel[model.name] = model.languages || [];
+    beamSizeByModel[model.name] = model.beam_size;
     const label = `${model.name} (version ${model.version}, ${model.runtime})`;
     modelSelect.add(new Option(label, model.name));
   }
+  showOptions();
+}
+
+// The selectors a model offers: its target languages, and its number of alternatives.
+function showOptions() {
   showLanguages();
+  showAlternatives();
 }
 
 // The target-language selector: shown for a multilingual model, with its languages.
@@ -64,11 +75,80 @@ function showLanguages() {
   languageSelect.hidden = languageLabel.hidden = !languages.length;
 }
 
-// The :predict rows of some sentences: plain text, or text and target language for a
-// multilingual model.
-function instances(model, sentences) {
-  if (!languagesByModel[model].length) return sentences;
-  return sentences.map((text) => ({ [names.text]: text, [names.targetLang]: languageSelect.value }));
+// The alternatives selector: 1 to the beam size, for a model with the n_best signature.
+function showAlternatives() {
+  const model = modelSelect.value;
+  const count = signaturesByModel[model]?.includes(names.nBestSignature) ? beamSizeByModel[model] : 1;
+  const chosen = alternativesSelect.value;
+  const counts = Array.from({ length: count }, (_, index) => String(index + 1));
+  alternativesSelect.replaceChildren(...counts.map((n) => new Option(n, n)));
+  if (counts.includes(chosen)) alternativesSelect.value = chosen;
+  alternativesSelect.hidden = alternativesLabel.hidden = count < 2;
+}
+
+// The options of each row: the translation's scores, where the model has the scored
+// signature, and the chosen number of alternatives.
+function rowOptions(model) {
+  const options = {};
+  if (signaturesByModel[model].includes(names.scoredSignature)) options[names.withScores] = true;
+  const alternatives = Number(alternativesSelect.value);
+  if (alternatives > 1) options[names.nBest] = alternatives;
+  return options;
+}
+
+// The :predict rows of some sentences: plain text, or objects with the text, a multilingual
+// model's target language and the row's options.
+function instances(model, sentences, options = {}) {
+  const language = languagesByModel[model].length ? { [names.targetLang]: languageSelect.value } : {};
+  if (!Object.keys(language).length && !Object.keys(options).length) return sentences;
+  return sentences.map((text) => ({ [names.text]: text, ...language, ...options }));
+}
+
+// "score -0.63 · confidence 0.81" of a hypothesis (no score: a search that never finished).
+function scores(hypothesis, withScore = true) {
+  const confidence = hypothesis[names.confidence];
+  if (confidence === null || confidence === undefined) return "";
+  const parts = [`confidence ${confidence.toFixed(2)}`];
+  if (withScore) parts.unshift(`score ${hypothesis[names.score].toFixed(2)}`);
+  return parts.join(" · ");
+}
+
+// One translated sentence: the translation, its confidence, the source and its alternatives.
+function translationItem(prediction, sentence) {
+  const answer = typeof prediction === "string" ? { [names.translation]: prediction } : prediction;
+  const item = document.createElement("li");
+  const text = document.createElement("div");
+  text.className = "translation";
+  text.textContent = answer[names.translation];
+  item.append(text);
+  const confidence = scores(answer, false);
+  if (confidence) {
+    const badge = document.createElement("div");
+    badge.className = "confidence";
+    badge.textContent = confidence;
+    item.append(badge);
+  }
+  const original = document.createElement("div");
+  original.className = "source";
+  original.textContent = sentence;
+  item.append(original);
+  if (answer[names.hypotheses]) {
+    const alternatives = document.createElement("ol");
+    alternatives.className = "alternatives";
+    for (const hypothesis of answer[names.hypotheses]) {
+      const alternative = document.createElement("li");
+      const hypothesisText = document.createElement("span");
+      hypothesisText.className = "alternative";
+      hypothesisText.textContent = hypothesis[names.translation];
+      const hypothesisScores = document.createElement("span");
+      hypothesisScores.className = "scores";
+      hypothesisScores.textContent = scores(hypothesis);
+      alternative.append(hypothesisText, hypothesisScores);
+      alternatives.append(alternative);
+    }
+    item.append(alternatives);
+  }
+  return item;
 }
 
 async function translate() {
@@ -80,19 +160,12 @@ async function translate() {
   try {
     const { predictions } = await predict(model, {
       signature_name: names.translate,
-      instances: instances(model, sentences),
+      instances: instances(model, sentences, rowOptions(model)),
     });
     if (request !== latestTranslation) return;
     list.replaceChildren();
-    predictions.forEach((translation, index) => {
-      const item = document.createElement("li");
-      const text = document.createElement("div");
-      text.className = "translation";
-      text.textContent = translation;
-      const original = document.createElement("div");
-      original.className = "source";
-      original.textContent = sentences[index];
-      item.append(text, original);
+    predictions.forEach((prediction, index) => {
+      const item = translationItem(prediction, sentences[index]);
       item.addEventListener("click", () => showAttention(model, sentences[index], item));
       list.append(item);
     });
@@ -184,10 +257,12 @@ source.addEventListener("keydown", (event) => {
     translate();
   }
 });
-modelSelect.addEventListener("change", showLanguages);
-languageSelect.addEventListener("change", () => {
-  if (source.value.trim()) translate();
-});
+modelSelect.addEventListener("change", showOptions);
+for (const select of [languageSelect, alternativesSelect]) {
+  select.addEventListener("change", () => {
+    if (source.value.trim()) translate();
+  });
+}
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   translate();

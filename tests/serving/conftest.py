@@ -136,15 +136,19 @@ def server(
     tiny_ctranslate2,
     tiny_multilingual_saved_model,
     tiny_multilingual_ctranslate2,
+    tiny_beam4_exports,
     limits,
 ) -> Iterator[str]:
     """serve.py with de-en (the tiny model, given by its base directory: version 7), shout,
-    de-en-ct2 (the tiny model's CTranslate2 export), and multi and multi-ct2 (the tiny
-    multilingual model's exports), with ``limits``; yields its URL."""
+    de-en-ct2 (the tiny model's CTranslate2 export), multi and multi-ct2 (the tiny
+    multilingual model's exports), and beam4 and beam4-ct2 (the tiny model's exports with a beam
+    of 4), with ``limits``; yields its URL."""
+    beam4, beam4_ctranslate2 = tiny_beam4_exports
     process, url = _start_server(
         f"--saved_model=de-en={Path(tiny_saved_model).parent},shout={shout_saved_model},"
-        f"multi={tiny_multilingual_saved_model}",
-        f"--ctranslate2=de-en-ct2={tiny_ctranslate2},multi-ct2={tiny_multilingual_ctranslate2}",
+        f"multi={tiny_multilingual_saved_model},beam4={beam4}",
+        f"--ctranslate2=de-en-ct2={tiny_ctranslate2},multi-ct2={tiny_multilingual_ctranslate2},"
+        f"beam4-ct2={beam4_ctranslate2}",
         "--ctranslate2_threads=1",
         *(f"--{field}={value}" for field, value in dataclasses.asdict(limits).items()),
         "--batch_timeout_micros=5000",

@@ -71,6 +71,7 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
                 "runtime": "CTranslate2",
                 "signatures": sorted(SIGNATURE_OUTPUTS),
                 "languages": [],
+                "beam_size": 1,
             }
         ],
         "names": DEMO_NAMES,

@@ -6,6 +6,7 @@ README's); ``SERVE_DEMO_SAVED_MODEL=DIR`` serves that SavedModel instead of the 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 
@@ -38,6 +39,8 @@ def browser() -> Iterator[Browser]:
 
 
 MODELS = ["de-en"] if os.environ.get("SERVE_DEMO_SAVED_MODEL") else ["de-en", "de-en-ct2"]
+# Models whose beam keeps several hypotheses.
+BEAM_MODELS = ["de-en"] if os.environ.get("SERVE_DEMO_SAVED_MODEL") else ["beam4", "beam4-ct2"]
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +48,14 @@ def demo(request, start_server):
     """``(url, {name: served model})``: the page's server and the models it serves."""
     path = os.environ.get("SERVE_DEMO_SAVED_MODEL")
     if not path:
+        from serving.ctranslate2_model import load_ctranslate2_model
+
+        beam4, beam4_ctranslate2 = request.getfixturevalue("tiny_beam4_exports")
         served = {
             "de-en": request.getfixturevalue("tiny_served"),
             "de-en-ct2": request.getfixturevalue("ctranslate2_served"),
+            "beam4": load_saved_model("beam4", beam4),
+            "beam4-ct2": load_ctranslate2_model("beam4-ct2", beam4_ctranslate2, threads=1),
         }
         return request.getfixturevalue("server"), served
     process, url = start_server(f"--saved_model=de-en={path}")
@@ -95,7 +103,56 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     page.locator("#translations li").first.click()
     expect(page.locator("#attention-caption")).to_contain_text(SENTENCE)
     expect(maps.first.locator("tbody th")).to_have_text(targets)
-    if os.environ.get("SERVE_DEMO_SCREENSHOT") and model == "de-en":
+    page.close()
+
+
+def _scores(score: float, log_prob: float, length: int, with_score: bool = True) -> str:
+    """What the page writes of a hypothesis (JavaScript's toFixed(2) and Python's .2f agree)."""
+    confidence = f"confidence {math.exp(log_prob / length):.2f}"
+    return f"score {score:.2f} · {confidence}" if with_score else confidence
+
+
+@pytest.mark.parametrize("model", BEAM_MODELS)
+def test_each_translation_shows_its_confidence_and_the_chosen_number_of_alternatives(
+    browser, demo, model
+):
+    url, models = demo
+    served = models[model]
+    scored = served.signature("scored")([SENTENCE])
+    n_best = served.signature("n_best")([SENTENCE])
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/")
+    expect(page.locator(f"#model option[value='{model}']")).to_have_count(1)
+    if model != "de-en":  # first the tiny model: its beam of 1 offers no alternatives
+        page.select_option("#model", "de-en")
+        expect(page.locator("#alternatives")).to_be_hidden()
+    page.select_option("#model", model)
+    expect(page.locator("#alternatives option")).to_have_text(
+        [str(n) for n in range(1, served.beam_size + 1)]
+    )
+    page.locator("#source").press_sequentially(SENTENCE)
+    page.locator("#source").press("Enter")
+    best = scored["translation"][0][0].decode()
+    expect(page.locator("#translations .translation")).to_have_text([best])
+    expect(page.locator("#translations .confidence")).to_have_text(
+        [_scores(scored["score"][0][0], scored["log_prob"][0][0], scored["length"][0][0], False)]
+    )
+    expect(page.locator("#translations .alternatives")).to_have_count(0)
+    page.select_option("#alternatives", "3")  # translates again, with 3 alternatives
+    kept = [
+        column
+        for column in zip(
+            *(n_best[name][0] for name in ("translation", "score", "log_prob", "length")),
+            strict=True,
+        )
+        if column[3] > 0
+    ][:3]
+    alternatives = page.locator("#translations .alternatives li")
+    expect(alternatives.locator(".alternative")).to_have_text([text.decode() for text, *_ in kept])
+    expect(alternatives.locator(".scores")).to_have_text([_scores(*rest) for _, *rest in kept])
+    expect(alternatives.locator(".alternative").first).to_have_text(best)
+    if os.environ.get("SERVE_DEMO_SCREENSHOT"):
+        expect(page.locator("#heatmaps figure.heatmap").first).to_be_visible()
         page.screenshot(path=os.environ["SERVE_DEMO_SCREENSHOT"], full_page=True)
     page.close()
 

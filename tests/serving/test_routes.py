@@ -93,6 +93,7 @@ def test_status_and_metadata(client, tiny_served):
                 "runtime": "SavedModel",
                 "signatures": sorted(SIGNATURE_OUTPUTS),
                 "languages": [],
+                "beam_size": 1,
             },
             {
                 "name": "shout",
@@ -100,17 +101,26 @@ def test_status_and_metadata(client, tiny_served):
                 "runtime": "SavedModel",
                 "signatures": ["serving_default"],
                 "languages": [],
+                "beam_size": 1,
             },
         ],
-        # The export contract's names, which the demo page uses and spells nowhere itself.
+        # The names the demo page uses and spells nowhere itself.
         "names": {
             "translate": "serving_default",
             "crossAttention": "cross_attention",
+            "scoredSignature": "scored",
+            "nBestSignature": "n_best",
             "text": "text",
             "targetLang": "target_lang",
+            "translation": "translation",
+            "score": "score",
             "attention": "attention",
             "sourcePieces": "source_pieces",
             "targetPieces": "target_pieces",
+            "nBest": "n_best",
+            "withScores": "with_scores",
+            "hypotheses": "hypotheses",
+            "confidence": "confidence",
         },
     }
 

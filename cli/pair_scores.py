@@ -102,18 +102,9 @@ def format_score(scored: Hypothesis, output_format: str) -> str:
         '-0.500000\\n'
     """
     if output_format == "jsonl":
-        return (
-            json.dumps(
-                {
-                    "score": scored.score,
-                    "log_prob": scored.log_prob,
-                    "length": scored.length,
-                    "confidence": scored.confidence,
-                    "token_log_probs": list(scored.token_log_probs),
-                }
-            )
-            + "\n"
-        )
+        fields = scored.fields()
+        del fields["translation"]  # the given target
+        return json.dumps(fields) + "\n"
     return f"{scored.score:.6f}\n"
 
 

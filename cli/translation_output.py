@@ -4,7 +4,8 @@
   ``SCORE ||| TRANSLATION`` (OpenNMT-tf's n-best format; SCORE is the search's,
   ``log_prob / lp(length)``).
 * ``jsonl``: a JSON object per sentence, ``{"hypotheses": [{"translation", "score",
-  "log_prob", "length", "confidence"}, ...]}`` (``common.translation.Hypothesis``).
+  "log_prob", "length", "confidence", "token_log_probs"}, ...]}``
+  (``common.translation.Hypothesis.fields``).
 
 Example:
     >>> format_hypotheses([Hypothesis("A dog.", -0.5, -0.8, 4)], "text", with_scores=True)
@@ -26,16 +27,7 @@ def format_hypotheses(
 ) -> str:
     """One sentence's hypotheses as the lines ``translate.py`` writes for it (newline-ended)."""
     if output_format == "jsonl":
-        rows = [
-            {
-                "translation": h.text,
-                "score": h.score,
-                "log_prob": h.log_prob,
-                "length": h.length,
-                "confidence": h.confidence,
-            }
-            for h in hypotheses
-        ]
+        rows = [hypothesis.fields() for hypothesis in hypotheses]
         return json.dumps({"hypotheses": rows}, ensure_ascii=False) + "\n"
     if with_scores:
         return "".join(f"{h.score:.6f} ||| {h.text}\n" for h in hypotheses)

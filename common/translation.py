@@ -82,8 +82,9 @@ class Hypothesis:
             ``lp(length) = ((5 + length) / 6) ** alpha`` with the translator's ``alpha``.
         log_prob: the sum of its tokens' log-probabilities (EOS included).
         length: its tokens, EOS included.
-        token_log_probs: each token's log-probability, where the runtime gives them
-            (:meth:`Translator.score`); () otherwise.
+        token_log_probs: each token's log-probability (EOS included; they sum to
+            ``log_prob``), as :meth:`Translator.hypotheses` and :meth:`Translator.score` give
+            them; () where a runtime has none (an export of an earlier version).
 
     Example:
         >>> round(Hypothesis("A dog.", score=-0.5, log_prob=-0.8, length=4).confidence, 3)
@@ -101,6 +102,23 @@ class Hypothesis:
         """The geometric mean of its tokens' probabilities, ``exp(log_prob / length)``: in
         (0, 1], comparable across lengths and models."""
         return math.exp(self.log_prob / max(self.length, 1))
+
+    def fields(self) -> dict[str, object]:
+        """Its JSON fields, as every surface writes a hypothesis (``translate.py``'s and
+        ``score.py``'s JSON lines, the server's rows).
+
+        Example:
+            >>> list(Hypothesis("A dog.", -0.5, -0.8, 2, (-0.3, -0.5)).fields())
+            ['translation', 'score', 'log_prob', 'length', 'confidence', 'token_log_probs']
+        """
+        return {
+            "translation": self.text,
+            "score": self.score,
+            "log_prob": self.log_prob,
+            "length": self.length,
+            "confidence": self.confidence,
+            "token_log_probs": list(self.token_log_probs),
+        }
 
 
 class Translator(Protocol):
@@ -170,18 +188,23 @@ def hypotheses_rows(
     scores: Sequence[Sequence[float]],
     log_probs: Sequence[Sequence[float]],
     lengths: Sequence[Sequence[int]],
+    token_log_probs: Sequence[Sequence[Sequence[float]]] | None,
     n_best: int,
 ) -> list[list[Hypothesis]]:
-    """A runtime's ``(batch, n)`` columns (strings as bytes or str) as each row's first
-    ``n_best`` :class:`Hypothesis` values; those a search never finished (length 0: fewer
-    hypotheses ended than asked for) are left out.
+    """A runtime's ``(batch, n)`` columns (strings as bytes or str) and ``(batch, n, out_len)``
+    token log-probabilities (padded; None: the runtime has none) as each row's first ``n_best``
+    :class:`Hypothesis` values; those a search never finished (length 0: fewer hypotheses ended
+    than asked for) are left out.
 
     Example:
-        >>> hypotheses_rows([[b"A dog."]], [[-0.5]], [[-0.8]], [[4]], n_best=1)
-        [[Hypothesis(text='A dog.', score=-0.5, log_prob=-0.8, length=4)]]
+        >>> hypotheses_rows([[b"A dog."]], [[-0.5]], [[-0.8]], [[2]], [[[-0.3, -0.5, 0]]], 1)
+        [[Hypothesis(text='A dog.', score=-0.5, log_prob=-0.8, length=2,
+                     token_log_probs=(-0.3, -0.5))]]
     """
+    if token_log_probs is None:
+        token_log_probs = [[[]] * len(row) for row in texts]
     rows = []
-    for row in zip(texts, scores, log_probs, lengths, strict=True):
+    for row in zip(texts, scores, log_probs, lengths, token_log_probs, strict=True):
         rows.append(
             [
                 Hypothesis(
@@ -189,8 +212,9 @@ def hypotheses_rows(
                     float(score),
                     float(log_prob),
                     int(length),
+                    tuple(float(value) for value in tokens[:length]),
                 )
-                for text, score, log_prob, length in list(zip(*row, strict=True))[:n_best]
+                for text, score, log_prob, length, tokens in list(zip(*row, strict=True))[:n_best]
                 if length > 0
             ]
         )

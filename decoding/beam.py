@@ -52,11 +52,14 @@ class Hypotheses(NamedTuple):
     ids: int32 ``(batch, n, out_len)``, as :mod:`decoding.greedy`'s outputs (EOS, then PAD).
     scores: float32 ``(batch, n)``: ``log_probs / lp(length)``, what the search ranks by.
     log_probs: float32 ``(batch, n)``: the sum of the tokens' log-probabilities (EOS included).
+    token_log_probs: float32 ``(batch, n, out_len)``: each token's log-probability (0 where
+        ``ids`` is PAD), when asked for (``with_token_log_probs``); else None.
     """
 
     ids: tf.Tensor
     scores: tf.Tensor
     log_probs: tf.Tensor
+    token_log_probs: tf.Tensor | None = None
 
 
 def beam_search(
@@ -92,8 +95,8 @@ def beam_search(
         >>> scores.shape
         TensorShape([1])
     """
-    ids, scores, _ = n_best_search(model, source_ids, options, 1, dynamic_shapes)
-    return ids[:, 0], scores[:, 0]
+    hypotheses = n_best_search(model, source_ids, options, 1, dynamic_shapes)
+    return hypotheses.ids[:, 0], hypotheses.scores[:, 0]
 
 
 def n_best_search(
@@ -102,9 +105,11 @@ def n_best_search(
     options: SearchOptions = SearchOptions(),
     num_hypotheses: int = 1,
     dynamic_shapes: bool = False,
+    with_token_log_probs: bool = False,
 ) -> Hypotheses:
     """:func:`beam_search` returning each sentence's ``num_hypotheses`` best hypotheses (at
-    most ``options.beam_size``), best first, with their scores and log-probabilities.
+    most ``options.beam_size``), best first, with their scores and log-probabilities, and with
+    ``with_token_log_probs`` each token's (kept beside the ids as the search goes).
 
     The best of them is :func:`beam_search`'s hypothesis; a sentence searches until its n-th
     best is sure, so a larger n may take more steps, never changing a better hypothesis. Where
@@ -134,7 +139,9 @@ def n_best_search(
         """``search``: the sentences still searching, each leaf ``(active, ...)``: ``index`` (in
         the batch), ``limit``, the ``alive`` hypotheses (``seqs``, ``log_probs``), the
         ``finished`` ones (``seqs``, ``scores``, ``sums`` of log-probabilities) and ``done``.
-        ``results``: each sentence's n best finished hypotheses so far, ``(batch, n, ...)``."""
+        ``results``: each sentence's n best finished hypotheses so far, ``(batch, n, ...)``.
+        With ``with_token_log_probs``, ``alive_tokens`` and ``tokens`` (and ``results``'s)
+        hold each hypothesis' tokens' log-probabilities, column for column with its ``seqs``."""
         active = tf.shape(search["index"])[0]
         alive_seqs, alive_log_probs = search["alive_seqs"], search["alive_log_probs"]
         seqs, scores, sums = search["seqs"], search["scores"], search["sums"]
@@ -159,6 +166,16 @@ def n_best_search(
         )
         alive_seqs = tf.gather(alive_seqs, top_beams, batch_dims=1)  # (active, beam, columns)
         alive_seqs = tf.where(columns == step + 1, top_tokens[:, :, tf.newaxis], alive_seqs)
+        kept = {}  # each finished or alive hypothesis' leaves, concatenated: (active, 2 beam, ...)
+        if with_token_log_probs:
+            top_token_log_probs = tf.gather(
+                tf.reshape(row_log_probs, [active, beam * beam]), top_indices, batch_dims=1
+            )  # (active, beam): the log-probability of each new hypothesis' last token
+            alive_tokens = tf.gather(search["alive_tokens"], top_beams, batch_dims=1)
+            alive_tokens = tf.where(
+                columns == step + 1, top_token_log_probs[:, :, tf.newaxis], alive_tokens
+            )
+            kept["tokens"] = tf.concat([search["tokens"], alive_tokens], axis=1)
         rows = top_beams + tf.range(active)[:, tf.newaxis] * beam  # (active, beam) cache rows
         ended = step + 1 >= search["limit"][:, tf.newaxis]  # (active, 1)
         if eos_id is not None:
@@ -175,11 +192,20 @@ def n_best_search(
         scores = tf.where(done[:, tf.newaxis], scores, new_scores)
         sums = tf.where(done[:, tf.newaxis], sums, new_sums)
         seqs = tf.where(done[:, tf.newaxis, tf.newaxis], seqs, new_seqs)
+        finished = {
+            key: tf.where(
+                done[:, tf.newaxis, tf.newaxis],
+                search[key],
+                tf.gather(leaves, picked, batch_dims=1),
+            )
+            for key, leaves in kept.items()
+        }
         alive_log_probs = tf.where(ended, minus_inf, top_log_probs)
         best_penalty = gnmt_length_penalty(search["limit"], alpha)
         done |= scores[:, n - 1] >= tf.reduce_max(alive_log_probs, axis=1) / best_penalty
         index = search["index"][:, tf.newaxis]
         found = {"seqs": seqs[:, :n], "scores": scores[:, :n], "sums": sums[:, :n]}
+        found |= {key: leaves[:, :n] for key, leaves in finished.items()}
         results = {
             key: tf.tensor_scatter_nd_update(results[key], index, found[key]) for key in results
         }
@@ -191,7 +217,10 @@ def n_best_search(
             "scores": scores,
             "sums": sums,
             "done": done,
+            **finished,
         }
+        if with_token_log_probs:
+            search["alive_tokens"] = alive_tokens
         if dynamic_shapes:  # the done sentences leave: their rows of every tensor and cache
             keep = tf.where(~done)[:, 0]  # (still active,)
             search = tf.nest.map_structure(lambda leaf: tf.gather(leaf, keep), search)
@@ -227,6 +256,10 @@ def n_best_search(
         "scores": tf.fill([batch, n], minus_inf),
         "sums": tf.fill([batch, n], minus_inf),
     }
+    if with_token_log_probs:
+        no_tokens = tf.zeros([batch, beam, buffer_length + 1])
+        search |= {"alive_tokens": no_tokens, "tokens": no_tokens}
+        results["tokens"] = no_tokens[:, :n]
     state = (tf.constant(0), search, cache["self"], encoder_cache, results)
     shapes = tf.nest.map_structure(lambda tensor: tensor.shape, state)
     if dynamic_shapes:  # fewer sentences (and cache rows) as the search goes; a longer cache
@@ -250,4 +283,8 @@ def n_best_search(
     )
     seqs = results["seqs"][:, :, 1:]  # (batch, n, buffer_length): BOS dropped
     ids = tf.reshape(trim_output(tf.reshape(seqs, [batch * n, -1]), pad_id), [batch, n, -1])
-    return Hypotheses(ids, results["scores"], results["sums"])
+    token_log_probs = None
+    if with_token_log_probs:  # (batch, n, out_len), 0 where ids is PAD
+        tokens = results["tokens"][:, :, 1 : tf.shape(ids)[2] + 1]
+        token_log_probs = tf.where(ids != pad_id, tokens, 0.0)
+    return Hypotheses(ids, results["scores"], results["sums"], token_log_probs)

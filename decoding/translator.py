@@ -27,7 +27,7 @@ from common.translation import (
     truncation_warnings,
 )
 from data_pipeline.multilingual import defuse_in_graph, tag_in_graph
-from decoding.beam import n_best_search
+from decoding.beam import Hypotheses, n_best_search
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from decoding.scoring import force_score
@@ -63,12 +63,14 @@ class ScoredTranslations(NamedTuple):
     """What ``ModelTranslator.scored_batch`` and ``n_best_batch`` return, each ``(batch, n)``,
     best first: ``translation`` strings, ``score`` and ``log_prob`` float32 (as
     :class:`common.translation.Hypothesis` defines them), ``length`` int32 (tokens, EOS
-    included). A hypothesis the search never finished has score -inf."""
+    included), and ``token_log_probs`` float32 ``(batch, n, out_len)`` (0 past a hypothesis'
+    end). A hypothesis the search never finished has score -inf."""
 
     translation: tf.Tensor
     score: tf.Tensor
     log_prob: tf.Tensor
     length: tf.Tensor
+    token_log_probs: tf.Tensor
 
 
 class TargetScores(NamedTuple):
@@ -203,18 +205,29 @@ class ModelTranslator(tf.Module):
         output_ids = self._output_ids(source_ids)
         forced = force_score(self.model, source_ids, output_ids, self.options)
         return self._scored(
-            output_ids[:, tf.newaxis], forced.scores[:, tf.newaxis], forced.log_probs[:, tf.newaxis]
+            Hypotheses(
+                output_ids[:, tf.newaxis],
+                forced.scores[:, tf.newaxis],
+                forced.log_probs[:, tf.newaxis],
+                forced.token_log_probs[:, tf.newaxis],
+            )
         )
 
     @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
     def n_best_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> ScoredTranslations:
-        """Every sentence's ``beam_size`` best hypotheses with their scores, best first
-        (:func:`~decoding.beam.n_best_search`, in the graph: done sentences leave the batch)."""
+        """Every sentence's ``beam_size`` best hypotheses with their scores and their tokens'
+        log-probabilities, best first (:func:`~decoding.beam.n_best_search`, in the graph: done
+        sentences leave the batch)."""
         source_ids = self._source_ids(text, target_lang)
         hypotheses = n_best_search(
-            self.model, source_ids, self.options, self.beam_size, dynamic_shapes=True
+            self.model,
+            source_ids,
+            self.options,
+            self.beam_size,
+            dynamic_shapes=True,
+            with_token_log_probs=True,
         )
-        return self._scored(hypotheses.ids, hypotheses.scores, hypotheses.log_probs)
+        return self._scored(hypotheses)
 
     @tf.function(input_signature=SCORING_SIGNATURE, autograph=False)
     def score_targets(
@@ -234,12 +247,20 @@ class ModelTranslator(tf.Module):
         length = tf.reduce_sum(tf.cast(target_ids != PAD_ID, tf.int32), axis=1)
         return TargetScores(forced.scores, forced.log_probs, length, forced.token_log_probs)
 
-    def _scored(self, ids: tf.Tensor, score: tf.Tensor, log_prob: tf.Tensor) -> ScoredTranslations:
-        """``(batch, n, out_len)`` output ids with their ``(batch, n)`` scores, detokenized."""
+    def _scored(self, hypotheses: Hypotheses) -> ScoredTranslations:
+        """Hypotheses (``(batch, n, out_len)`` ids, their scores and token log-probabilities),
+        detokenized."""
+        ids = hypotheses.ids
         batch, n = tf.shape(ids)[0], tf.shape(ids)[1]
         texts = self.tokenizer.detokenize(tf.reshape(ids, [batch * n, -1]))  # (batch * n,)
         length = tf.reduce_sum(tf.cast(ids != PAD_ID, tf.int32), axis=2)
-        return ScoredTranslations(tf.reshape(texts, [batch, n]), score, log_prob, length)
+        return ScoredTranslations(
+            tf.reshape(texts, [batch, n]),
+            hypotheses.scores,
+            hypotheses.log_probs,
+            length,
+            hypotheses.token_log_probs,
+        )
 
     def _cross_attention(self, text: tf.Tensor, target_lang: tf.Tensor) -> CrossAttention:
         """Translations with the last decoder layer's encoder-decoder attention: the tf.function

@@ -16,10 +16,11 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
   past a sentence's end).
 * ``scored``: the same inputs -> ``serving_default``'s translation with what the model thinks of
   it, each ``(batch, 1)``: ``translation``, ``score`` (float32, ``log_prob / lp(length)``, GNMT's
-  length penalty), ``log_prob`` (float32, the sum of its tokens' log-probabilities) and
-  ``length`` (int32, tokens with EOS); ``n_best``: the same for the beam's best hypotheses, each
-  ``(batch, beam_size)``, best first (length 0 and score -inf: a hypothesis the search never
-  finished).
+  length penalty), ``log_prob`` (float32, the sum of its tokens' log-probabilities),
+  ``length`` (int32, tokens with EOS) and ``token_log_probs`` (float32 ``(batch, 1,
+  out_len)``, 0 past its end); ``n_best``: the same for the beam's best hypotheses, each
+  ``(batch, beam_size[, out_len])``, best first (length 0 and score -inf: a hypothesis the
+  search never finished).
 * ``forced_score``: the same inputs and ``target`` (tf.string ``[None]``: each sentence's given
   translation) -> ``score``, ``log_prob``, ``length`` ``(batch,)`` and ``token_log_probs``
   ``(batch, target_len)`` float32 (0 past a target's end): forced decoding.
@@ -57,14 +58,16 @@ TARGET = "target"
 TRANSLATION = "translation"
 SOURCE_PIECES, TARGET_PIECES, ATTENTION = "source_pieces", "target_pieces", "attention"
 SCORE, LOG_PROB, LENGTH = "score", "log_prob", "length"
-# The outputs of the scored and n-best signatures, in the order of ``ScoredTranslations``.
+TOKEN_LOG_PROBS = "token_log_probs"
+# The outputs of the scored and n-best signatures, in the order of ``ScoredTranslations``
+# (exports of 63998ee and before have no token_log_probs).
 SCORED_OUTPUTS = {
     TRANSLATION: ("DT_STRING", 2),
     SCORE: ("DT_FLOAT", 2),
     LOG_PROB: ("DT_FLOAT", 2),
     LENGTH: ("DT_INT32", 2),
+    TOKEN_LOG_PROBS: ("DT_FLOAT", 3),
 }
-TOKEN_LOG_PROBS = "token_log_probs"
 # The outputs of forced_score, in the order of ``decoding.translator.TargetScores``.
 FORCED_SCORE_OUTPUTS = {
     SCORE: ("DT_FLOAT", 1),

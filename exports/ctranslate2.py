@@ -253,7 +253,7 @@ class CTranslate2Translator:
             for source, target in zip(self._sources(sources, target_langs), pieces, strict=True)
         ]
         return [
-            self._hypothesis(target, log_probs, with_tokens=True)
+            self._hypothesis(target, log_probs)
             for target, log_probs in zip(targets, self._token_log_probs(pairs), strict=True)
         ]
 
@@ -272,15 +272,12 @@ class CTranslate2Translator:
             for (_, tokens), result in zip(pairs, results, strict=True)
         ]
 
-    def _hypothesis(
-        self, text: str, log_probs: list[float], with_tokens: bool = False
-    ) -> Hypothesis:
-        """``text`` with its score: the sum of ``log_probs`` over GNMT's length penalty with the
-        work directory's alpha, as our searches score."""
+    def _hypothesis(self, text: str, log_probs: list[float]) -> Hypothesis:
+        """``text`` with its tokens' ``log_probs`` and its score: their sum over GNMT's length
+        penalty with the work directory's alpha, as our searches score."""
         log_prob, length = float(sum(log_probs)), len(log_probs)
-        tokens = tuple(float(value) for value in log_probs) if with_tokens else ()
         score = log_prob / self.options.gnmt_penalty(length)
-        return Hypothesis(text, score, log_prob, length, tokens)
+        return Hypothesis(text, score, log_prob, length, tuple(float(v) for v in log_probs))
 
     def cross_attention(
         self, sentences: list[str], target_langs: Sequence[str | None] | None = None

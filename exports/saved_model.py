@@ -46,6 +46,7 @@ from exports.contract import (
     TARGET,
     TARGET_LANG,
     TEXT,
+    TOKEN_LOG_PROBS,
     TRANSLATION,
 )
 
@@ -112,8 +113,12 @@ class SavedModelTranslator:
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             outputs = signature(**self._inputs([sentences[row] for row in rows], language))
-            columns = [outputs[output].numpy().tolist() for output in SCORED_OUTPUTS]
-            return hypotheses_rows(*columns, n_best=n_best)
+            columns = {name: outputs[name].numpy().tolist() for name in outputs}
+            return hypotheses_rows(
+                *(columns[name] for name in SCORED_OUTPUTS if name != TOKEN_LOG_PROBS),
+                columns.get(TOKEN_LOG_PROBS),  # an export of an earlier version has none
+                n_best=n_best,
+            )
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 

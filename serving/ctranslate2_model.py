@@ -140,18 +140,24 @@ def _padded_pieces(rows: list[list[str]], width: int) -> np.ndarray:
 
 
 def _hypotheses_columns(rows: list[list[Hypothesis]], n: int) -> dict[str, np.ndarray]:
-    """Each row's hypotheses as the SavedModel's ``(batch, n)`` outputs (a row with fewer: ``""``,
-    score -inf, length 0)."""
+    """Each row's hypotheses as the SavedModel's ``(batch, n)`` outputs and ``(batch, n,
+    out_len)`` token log-probabilities (a row with fewer: ``""``, score -inf, length 0)."""
     padded = [row + [Hypothesis("", -np.inf, -np.inf, 0)] * (n - len(row)) for row in rows]
 
     def column(value, dtype) -> np.ndarray:
         return np.array([[value(h) for h in row] for row in padded], dtype).reshape(len(rows), n)
 
+    width = max((h.length for row in rows for h in row), default=0)
+    tokens = np.zeros([len(rows), n, width], np.float32)
+    for row, hypotheses in enumerate(rows):
+        for index, hypothesis in enumerate(hypotheses):
+            tokens[row, index, : hypothesis.length] = hypothesis.token_log_probs
     return {
         TRANSLATION: column(lambda h: h.text.encode("utf-8"), object),
         SCORE: column(lambda h: h.score, np.float32),
         LOG_PROB: column(lambda h: h.log_prob, np.float32),
         LENGTH: column(lambda h: h.length, np.int32),
+        TOKEN_LOG_PROBS: tokens,
     }
 
 

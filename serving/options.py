@@ -5,10 +5,11 @@ Beyond TensorFlow Serving (whose rows carry a signature's inputs only): a row of
 one request may differ:
 
 * ``"with_scores": true``: the row's prediction is an object, the translation and what the model
-  thinks of it: ``translation``, ``score``, ``log_prob``, ``length``, ``confidence`` (the fields
-  of :class:`common.translation.Hypothesis`; ``null`` for a search that never finished);
+  thinks of it: ``translation``, ``score``, ``log_prob``, ``length``, ``confidence`` and
+  ``token_log_probs`` (:meth:`common.translation.Hypothesis.fields`);
 * ``"n_best": N`` (1 to the model's beam size): the object has ``translation`` and
-  ``hypotheses``, the N best translations, best first, each an object of those fields.
+  ``hypotheses``, the N best translations, best first, each an object of those fields (fewer
+  when the search finished fewer).
 
 A row without options gets what ``serving_default`` gives it, the translation as a string. Its
 rows run through ``serving_default`` (batched with other requests' rows), the others through the
@@ -29,12 +30,22 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import numpy as np
 
-from common.translation import Hypothesis, RequestError, TranslationRequest
-from exports.contract import LENGTH, LOG_PROB, N_BEST, SCORE, SCORED, SERVING_DEFAULT, TRANSLATION
+from common.translation import RequestError, TranslationRequest, hypotheses_rows
+from exports.contract import (
+    LENGTH,
+    LOG_PROB,
+    N_BEST,
+    SCORE,
+    SCORED,
+    SERVING_DEFAULT,
+    TOKEN_LOG_PROBS,
+    TRANSLATION,
+)
 from serving.errors import bad_request
 from serving.registry import ServedModel, Signature
 
-# The option fields of a row, and the fields the options add to its prediction.
+# The option fields of a row, and the fields the options add to its prediction (beside
+# Hypothesis.fields()).
 N_BEST_FIELD, WITH_SCORES_FIELD = "n_best", "with_scores"
 OPTION_FIELDS = frozenset({N_BEST_FIELD, WITH_SCORES_FIELD})
 HYPOTHESES, CONFIDENCE = "hypotheses", "confidence"
@@ -156,35 +167,20 @@ def _check(
 
 def _prediction(outputs: Mapping[str, np.ndarray], row: int, option: RowOptions) -> object:
     """Row ``row`` of a signature's outputs as the prediction ``option`` asks for."""
-    if option == RowOptions():
-        return _text(outputs[TRANSLATION][row])
-    texts, scores = outputs[TRANSLATION][row], outputs[SCORE][row]
-    log_probs, lengths = outputs[LOG_PROB][row], outputs[LENGTH][row]
-    prediction: dict[str, object] = {TRANSLATION: _text(texts[0])}
-    if option.with_scores:
-        prediction.update(_hypothesis(texts[0], scores[0], log_probs[0], lengths[0]))
+    if option == RowOptions():  # serving_default's outputs: a translation a row
+        return outputs[TRANSLATION][row].decode("utf-8", errors="replace")
+    translation = outputs[TRANSLATION][row][0].decode("utf-8", errors="replace")
+    columns = [outputs[name][row : row + 1].tolist() for name in (SCORE, LOG_PROB, LENGTH)]
+    tokens = outputs.get(TOKEN_LOG_PROBS)  # an export of an earlier version has none
+    (hypotheses,) = hypotheses_rows(
+        outputs[TRANSLATION][row : row + 1].tolist(),
+        *columns,
+        None if tokens is None else tokens[row : row + 1].tolist(),
+        n_best=option.n_best or 1,
+    )
+    prediction: dict[str, object] = {TRANSLATION: translation}
+    if option.with_scores and hypotheses:  # (a search that never finished: no scores)
+        prediction |= hypotheses[0].fields()
     if option.n_best is not None:
-        prediction[HYPOTHESES] = [
-            _hypothesis(*values)
-            for values in list(zip(texts, scores, log_probs, lengths, strict=True))[: option.n_best]
-            if values[3] > 0  # a hypothesis the search never finished is left out
-        ]
+        prediction[HYPOTHESES] = [hypothesis.fields() for hypothesis in hypotheses]
     return prediction
-
-
-def _hypothesis(text: bytes, score: float, log_prob: float, length: int) -> dict[str, object]:
-    """A hypothesis' JSON fields; its numbers ``null`` when the search never finished it."""
-    if length == 0:
-        return {TRANSLATION: _text(text), SCORE: None, LOG_PROB: None, LENGTH: 0, CONFIDENCE: None}
-    hypothesis = Hypothesis(_text(text), float(score), float(log_prob), int(length))
-    return {
-        TRANSLATION: hypothesis.text,
-        SCORE: hypothesis.score,
-        LOG_PROB: hypothesis.log_prob,
-        LENGTH: hypothesis.length,
-        CONFIDENCE: hypothesis.confidence,
-    }
-
-
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")

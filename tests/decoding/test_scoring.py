@@ -45,6 +45,46 @@ def test_the_n_best_scores_are_the_forced_scores_of_the_hypotheses(make_model, s
     )
 
 
+@pytest.mark.parametrize("members", [1, 2])
+def test_the_n_best_token_log_probs_are_the_forced_ones_in_every_form_of_the_search(
+    make_model, sources, members
+):
+    models = [make_model(eos_bias=bias) for bias in (-2.0, -1.0)[:members]]
+    model = models[0] if members == 1 else Ensemble(models)
+    searches = {
+        "eager": lambda ids: n_best_search(model, ids, OPTIONS, 4, with_token_log_probs=True),
+        "xla": tf.function(
+            lambda ids: n_best_search(model, ids, OPTIONS, 4, with_token_log_probs=True),
+            jit_compile=True,
+        ),
+        "dynamic shapes": tf.function(
+            lambda ids: n_best_search(
+                model, ids, OPTIONS, 4, dynamic_shapes=True, with_token_log_probs=True
+            ),
+            input_signature=[tf.TensorSpec([None, None], tf.int32)],
+        ),
+    }
+    plain = n_best_search(model, sources, OPTIONS, 4)
+    assert plain.token_log_probs is None  # not asked for: not kept
+    for name, search in searches.items():
+        hypotheses = search(sources)
+        np.testing.assert_array_equal(hypotheses.ids, plain.ids, err_msg=name)
+        batch, n, out_len = hypotheses.ids.shape
+        forced = force_score(
+            model,
+            tf.repeat(sources, n, axis=0),
+            tf.reshape(hypotheses.ids, [-1, out_len]),
+            OPTIONS,
+        )
+        tokens = hypotheses.token_log_probs.numpy()
+        assert tokens.shape == (batch, n, out_len)
+        np.testing.assert_allclose(
+            tokens, tf.reshape(forced.token_log_probs, [batch, n, out_len]), atol=1e-4, err_msg=name
+        )
+        np.testing.assert_allclose(tokens.sum(axis=2), hypotheses.log_probs, atol=1e-4)
+        assert np.all(tokens[hypotheses.ids.numpy() == PAD_ID] == 0.0)
+
+
 def test_padding_and_the_batch_change_no_score(make_model, sources):
     model = make_model()
     targets = n_best_search(model, sources, OPTIONS, 1).ids[:, 0]

@@ -55,6 +55,38 @@ def test_an_export_of_an_earlier_version_translates_and_warns_as_it_did(
         assert warnings == []
 
 
+def test_the_scores_of_an_export_without_token_log_probabilities_come_without_them(
+    tiny_run, tiny_saved_model, tmp_path
+):
+    """Exports of 63998ee and before: ``scored`` without ``token_log_probs``."""
+    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
+    spec = tf.TensorSpec([None], tf.string, name="text")
+
+    def scored(text):
+        outputs = translator.scored_batch(text, tf.fill(tf.shape(text), ""))._asdict()
+        del outputs["token_log_probs"]
+        return outputs
+
+    root = tf.Module()
+    root.translator = translator
+    root.beam_size_variable = tf.Variable(translator.beam_size, trainable=False)
+
+    def serve(text):
+        return {"translation": translator.translate_batch(text, tf.fill(tf.shape(text), ""))}
+
+    signatures = {
+        "serving_default": tf.function(serve, input_signature=[spec]),
+        "scored": tf.function(scored, input_signature=[spec]),
+    }
+    path = str(tmp_path / "earlier")
+    tf.saved_model.save(root, path, signatures=signatures)
+    earlier = SavedModelTranslator(path).hypotheses(SENTENCES, progress=False)
+    today = SavedModelTranslator(tiny_saved_model).hypotheses(SENTENCES, progress=False)
+    for (old,), (new,) in zip(earlier, today, strict=True):
+        assert (old.text, old.length) == (new.text, new.length) and old.token_log_probs == ()
+        assert old.score == pytest.approx(new.score, abs=1e-5) and len(new.token_log_probs) > 0
+
+
 def test_a_language_for_a_model_of_one_target_language_is_refused_before_the_graph_runs(
     tiny_saved_model,
 ):

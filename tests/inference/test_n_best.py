@@ -44,6 +44,9 @@ def test_the_best_of_four_is_the_translation_and_every_score_is_the_same_one_eve
         assert best.score == pytest.approx(row[0].score, abs=1e-4)
         assert best.log_prob == pytest.approx(row[0].log_prob, abs=1e-4)
         assert all(0 < h.confidence <= 1 and h.length >= 1 for h in row)
+        for hypothesis in (*row, best):  # each token's log-probability, EOS included
+            assert len(hypothesis.token_log_probs) == hypothesis.length
+            assert sum(hypothesis.token_log_probs) == pytest.approx(hypothesis.log_prob, abs=1e-4)
     exported = SavedModelTranslator(saved_model)
     for request, ours in ((FOUR, four), (TranslationRequest(), one)):
         theirs = exported.hypotheses(SENTENCES, request, progress=False)
@@ -52,6 +55,7 @@ def test_the_best_of_four_is_the_translation_and_every_score_is_the_same_one_eve
             for their, our in zip(their_row, our_row, strict=True):
                 assert their.score == pytest.approx(our.score, abs=1e-5)
                 assert their.length == our.length
+                assert their.token_log_probs == pytest.approx(our.token_log_probs, abs=1e-5)
 
 
 def test_ctranslate2_scores_its_hypotheses_as_our_runtimes_do(beam_of_4):
@@ -69,6 +73,9 @@ def test_ctranslate2_scores_its_hypotheses_as_our_runtimes_do(beam_of_4):
                 assert their.score == pytest.approx(our_scores[their.text].score, abs=1e-4)
                 assert their.log_prob == pytest.approx(our_scores[their.text].log_prob, abs=1e-4)
                 assert their.length == our_scores[their.text].length
+                assert their.token_log_probs == pytest.approx(
+                    our_scores[their.text].token_log_probs, abs=1e-4
+                )
                 compared += 1
     assert compared >= len(SENTENCES)
 
@@ -120,6 +127,7 @@ def test_translate_py_writes_n_best_lists_with_scores_as_text_or_json_lines(
             "log_prob",
             "length",
             "confidence",
+            "token_log_probs",
         }
         too_many = run_in_process("translate.py", *model_flags, "--input=-", "--n_best=5")
         assert too_many.returncode == 1

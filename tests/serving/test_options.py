@@ -20,7 +20,7 @@ SENTENCES = [
     "Eine Frau liest ein Buch.",
     "Ja",
 ]
-FIELDS = ("translation", "score", "log_prob", "length", "confidence")
+FIELDS = ("translation", "score", "log_prob", "length", "confidence", "token_log_probs")
 
 
 def test_rows_without_options_ask_for_none_and_each_bad_value_is_named():
@@ -85,6 +85,8 @@ def _assert_same_hypothesis(answered: dict, expected: dict) -> None:
     assert answered["log_prob"] == pytest.approx(float(expected["log_prob"]), abs=1e-5)
     confidence = math.exp(answered["log_prob"] / answered["length"])
     assert answered["confidence"] == pytest.approx(confidence) and 0 < confidence <= 1
+    assert len(answered["token_log_probs"]) == answered["length"]
+    assert sum(answered["token_log_probs"]) == pytest.approx(answered["log_prob"], abs=1e-4)
 
 
 @pytest.mark.parametrize("model", ["saved", "ct2"])

@@ -37,7 +37,7 @@ def test_the_exported_model_serves_every_signature_and_shows_every_signature_def
     for name in ("n_best", "scored"):
         scored = tiny_served.signature(name)
         assert not scored.batchable and scored.inputs == ("text",)
-        assert scored.outputs == ("length", "log_prob", "score", "translation")
+        assert scored.outputs == ("length", "log_prob", "score", "token_log_probs", "translation")
     metadata = tiny_served.metadata()
     assert metadata["model_spec"] == {"name": "de-en", "signature_name": "", "version": "7"}
     defs = metadata["metadata"]["signature_def"]["signature_def"]

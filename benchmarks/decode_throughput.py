@@ -3,9 +3,11 @@
     .venv/bin/python benchmarks/decode_throughput.py [--reps=5] [--jit=both|on|off]
         [--workdir=runs/multi30k_de_en [--split=test2016]] [--size=small] [--peers=tf,torch,ct2]
 
-Measures cached greedy and beam search (``decoding``), each as ``tf.function`` with and without
-XLA, and the no-cache reference greedy (the TensorFlow tutorial's way: ``model.decode`` over the
-whole prefix every step, inside a ``tf.function``). Random weights of ``--size``; its decoding
+Measures cached greedy and beam search (``decoding``), and beam search returning the n best
+(``n_best_search`` with n = the beam and each token's log-probability: what the SavedModel's
+``n_best`` signature runs), each as ``tf.function`` with and without XLA, and the no-cache
+reference greedy (the TensorFlow tutorial's way: ``model.decode`` over the whole prefix every
+step, inside a ``tf.function``). Random weights of ``--size``; its decoding
 workload (small and base: 64 sources of 24 random tokens), every sentence decoded into exactly
 24 tokens (``eos_id=None``: EOS is an ordinary token). Tokens/s = sources x output tokens (beam
 search: of the best hypothesis) / batch time, median of ``--reps`` timed batches after one
@@ -57,7 +59,7 @@ import tensorflow as tf
 from absl import app, flags
 from translator_timing import BATCH1_BLOCK, time_translators
 
-from decoding.beam import beam_search
+from decoding.beam import beam_search, n_best_search
 from decoding.greedy import greedy_search, reference_greedy_search
 from decoding.options import SearchOptions
 
@@ -241,6 +243,10 @@ def our_decoders(
     searches = {
         "greedy": lambda ids: greedy_search(model, ids, greedy_options),
         f"beam {BEAM_SIZE}": lambda ids: beam_search(model, ids, beam_options)[0],
+        # The whole list is computed; the best's ids are what is checked and counted.
+        f"beam {BEAM_SIZE}, n-best {BEAM_SIZE}": lambda ids: n_best_search(
+            model, ids, beam_options, BEAM_SIZE, with_token_log_probs=True
+        ).ids[:, 0],
     }
     lines = [(REFERENCE, lambda ids: reference_greedy_search(model, ids, greedy_options), False)]
     lines += [

@@ -27,16 +27,18 @@ from serving.batching import BatchingOptions
 from serving.limits import Limits
 from serving.sockets import listen
 
-_SAVED_MODEL = flags.DEFINE_list(
+# Repeated or comma-separated: every entry of every occurrence is served.
+_SAVED_MODEL = flags.DEFINE_multi_string(
     "saved_model",
     [],
-    "SavedModel directories, comma-separated: DIR or NAME=DIR (a DIR of numbered versions "
-    "serves the highest).",
+    "SavedModel directories, comma-separated or the flag repeated: DIR or NAME=DIR (a DIR of "
+    "numbered versions serves the highest).",
 )
-_CTRANSLATE2 = flags.DEFINE_list(
+_CTRANSLATE2 = flags.DEFINE_multi_string(
     "ctranslate2",
     [],
-    "CTranslate2 exports (export.py --format=ctranslate2), comma-separated: DIR or NAME=DIR.",
+    "CTranslate2 exports (export.py --format=ctranslate2), comma-separated or the flag "
+    "repeated: DIR or NAME=DIR.",
 )
 _CTRANSLATE2_THREADS = flags.DEFINE_integer(
     "ctranslate2_threads",
@@ -168,6 +170,11 @@ def _log_server_messages() -> None:
     logger.propagate = False
 
 
+def _entries(occurrences: list[str]) -> list[str]:
+    """The model entries of a repeatable flag: each occurrence split at its commas."""
+    return [entry for occurrence in occurrences for entry in occurrence.split(",") if entry]
+
+
 def _load_models() -> list:
     """The models of --saved_model and --ctranslate2 (each runtime imported only if used)."""
     from serving.registry import parse_model_specs
@@ -176,12 +183,13 @@ def _load_models() -> list:
     if _SAVED_MODEL.value:
         from serving.saved_model import load_saved_model
 
-        for name, path in parse_model_specs(_SAVED_MODEL.value, _MODEL_NAME.value):
+        for name, path in parse_model_specs(_entries(_SAVED_MODEL.value), _MODEL_NAME.value):
             models.append(load_saved_model(name, path))
     if _CTRANSLATE2.value:
         from serving.ctranslate2_model import load_ctranslate2_model
 
-        specs = parse_model_specs(_CTRANSLATE2.value, _MODEL_NAME.value, "--ctranslate2")
+        entries = _entries(_CTRANSLATE2.value)
+        specs = parse_model_specs(entries, _MODEL_NAME.value, "--ctranslate2")
         for name, path in specs:
             models.append(load_ctranslate2_model(name, path, _CTRANSLATE2_THREADS.value))
     return models

@@ -144,11 +144,12 @@ def server(
     multilingual model's exports), and beam4 and beam4-ct2 (the tiny model's exports with a beam
     of 4), with ``limits``; yields its URL."""
     beam4, beam4_ctranslate2 = tiny_beam4_exports
-    process, url = _start_server(
-        f"--saved_model=de-en={Path(tiny_saved_model).parent},shout={shout_saved_model},"
-        f"multi={tiny_multilingual_saved_model},beam4={beam4}",
-        f"--ctranslate2=de-en-ct2={tiny_ctranslate2},multi-ct2={tiny_multilingual_ctranslate2},"
-        f"beam4-ct2={beam4_ctranslate2}",
+    process, url = _start_server(  # the model flags comma-separated and repeated
+        f"--saved_model=de-en={Path(tiny_saved_model).parent},shout={shout_saved_model}",
+        f"--saved_model=multi={tiny_multilingual_saved_model}",
+        f"--saved_model=beam4={beam4}",
+        f"--ctranslate2=de-en-ct2={tiny_ctranslate2},multi-ct2={tiny_multilingual_ctranslate2}",
+        f"--ctranslate2=beam4-ct2={beam4_ctranslate2}",
         "--ctranslate2_threads=1",
         *(f"--{field}={value}" for field, value in dataclasses.asdict(limits).items()),
         "--batch_timeout_micros=5000",

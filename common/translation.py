@@ -35,6 +35,41 @@ class RequestError(UserError, ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class Sampling:
+    """Random sampling in place of the search: each token drawn from the model's distribution.
+
+    Args:
+        top_k: draw among the ``top_k`` most likely tokens only; 0 for the whole vocabulary
+            (1 is greedy search).
+        top_p: draw among the smallest set of most likely tokens whose probability reaches
+            ``top_p`` (nucleus sampling); 1.0 keeps every token.
+        temperature: logits are divided by it before the cuts: below 1 sharper, above 1 flatter.
+        seed: the same seed, sentence and model give the same translation.
+
+    Example:
+        >>> Sampling(top_k=10, seed=3).top_p
+        1.0
+    """
+
+    top_k: int = 0
+    top_p: float = 1.0
+    temperature: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0:
+            raise RequestError(
+                f"top_k must be 0 (the whole vocabulary) or a positive integer, got {self.top_k!r}."
+            )
+        if not 0.0 < self.top_p <= 1.0:
+            raise RequestError(f"top_p must be in (0, 1], got {self.top_p!r}.")
+        if not self.temperature > 0.0:
+            raise RequestError(f"temperature must be positive, got {self.temperature!r}.")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise RequestError(f"seed must be an integer, got {self.seed!r}.")
+
+
+@dataclasses.dataclass(frozen=True)
 class TranslationRequest:
     """The options of one translation call, the same for every runtime.
 

@@ -10,6 +10,8 @@ Padding and BOS are never generated. Options (lengths, special ids) are a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tensorflow as tf
 
 from decoding.common import (
@@ -52,6 +54,34 @@ def greedy_search(
         >>> ids.shape  # (2, out_len), out_len <= 8: the longest output, EOS included
         TensorShape([2, 8])
     """
+
+    def most_likely(logits: tf.Tensor, step: tf.Tensor) -> tf.Tensor:
+        del step
+        return tf.argmax(logits, axis=0, output_type=tf.int32)
+
+    return token_by_token_search(model, source_ids, options, most_likely, dynamic_shapes)
+
+
+# Chooses each sentence's next token: (vocab_size, batch) scores, the step -> (batch,) int32 ids.
+ChooseToken = Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
+
+
+def token_by_token_search(
+    model: Transformer | Ensemble,
+    source_ids: tf.Tensor,
+    options: SearchOptions,
+    choose: ChooseToken,
+    dynamic_shapes: bool = False,
+) -> tf.Tensor:
+    """One hypothesis a sentence, one cached decoder step a token, each token picked by
+    ``choose`` from the step's scores (the model's logits, or an ensemble's log-probabilities;
+    PAD, BOS and ``options.forbidden_ids`` at -inf): greedy search's loop, and random
+    sampling's (:mod:`decoding.sampling`). Same arguments and output as :func:`greedy_search`.
+
+    Example:
+        >>> first = lambda scores, step: tf.fill([tf.shape(scores)[1]], 5)  # always id 5
+        >>> token_by_token_search(model, tf.constant([[5, 6, 0]]), SearchOptions(), first)
+    """
     bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
     source_ids, limits, buffer_length, cache = start_search(
         model, source_ids, options, growing_cache=dynamic_shapes
@@ -64,7 +94,7 @@ def greedy_search(
             tokens, step, {**cache, "self": self_cache}, growing=dynamic_shapes
         )  # (vocab_size, batch)
         logits = forbid_tokens(logits, options.never_written)
-        tokens = tf.where(finished, pad_id, tf.argmax(logits, axis=0, output_type=tf.int32))
+        tokens = tf.where(finished, pad_id, choose(logits, step))
         output = tf.where(columns == step, tokens[:, tf.newaxis], output)  # writes column `step`
         finished |= step + 1 >= limits
         if eos_id is not None:

@@ -8,6 +8,7 @@ python translate.py --workdir=DIR --plot_attention=attention.svg   # then type a
 python translate.py --workdir=DIR --target_lang=fr     # a multilingual model, into French
 python translate.py --workdir=DIR --n_best=4 --with_scores --input=in.txt   # 4 lines a sentence
 python translate.py --workdir=DIR --output_format=jsonl --input=in.txt      # scores as JSON
+python translate.py --workdir=DIR --sampling_topk=10 --seed=1 --input=in.txt  # sampled
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
 """
@@ -22,12 +23,14 @@ from absl import flags
 
 from cli.errors import run_main
 from cli.runtime_flags import define_runtime_flags
-from cli.translation_output import OUTPUT_FORMATS, format_hypotheses
+from cli.sampling_flags import define_sampling_flags
+from cli.translation_output import OUTPUT_FORMATS, format_hypotheses, one_line
 from common.files import atomic_write_text
 from common.language_tags import UnknownLanguageError, check_language
 from common.translation import RequestError, TranslationRequest, Translator
 
 _RUNTIME = define_runtime_flags()
+_SAMPLING = define_sampling_flags()
 _INPUT = flags.DEFINE_string("input", None, "File of sentences, one a line ('-': stdin).")
 _OUTPUT = flags.DEFINE_string("output", None, "File for the translations (default: stdout).")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
@@ -132,7 +135,7 @@ def translations(
     sentence's hypotheses as --with_scores and --output_format ask."""
     if plain(request):
         lines = translator.translate(sentences, request, _BATCH_SIZE.value, progress)
-        return "".join(line + "\n" for line in lines)
+        return "".join(one_line(line) + "\n" for line in lines)
     rows = translator.hypotheses(sentences, request, _BATCH_SIZE.value, progress)
     return "".join(format_hypotheses(row, _OUTPUT_FORMAT.value, _WITH_SCORES.value) for row in rows)
 
@@ -180,6 +183,12 @@ def main(argv: list[str]) -> None:
         request.hypotheses_count(translator.beam_size)
     except RequestError as error:
         sys.exit(f"error: --n_best: {error}")
+    try:
+        request = dataclasses.replace(request, sampling=_SAMPLING.sampling())
+        if request.sampling is not None and not plain(request):
+            request.hypotheses_count(translator.beam_size)  # refused: sampling has no scores
+    except RequestError as error:
+        sys.exit(f"error: {error}")
     request.language(translator.languages)  # checked before reading the input
     if _INPUT.value is None:
         interactive(translator, request)

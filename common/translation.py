@@ -78,6 +78,8 @@ class TranslationRequest:
             for a model of one target language.
         n_best: how many hypotheses :meth:`Translator.hypotheses` returns for each sentence,
             best first: 1 to the translator's beam size.
+        sampling: translate by random sampling (:class:`Sampling`) in place of the search;
+            translations only (no n-best lists or scores).
 
     Example:
         >>> TranslationRequest(target_lang="fr").language(("de", "fr"))
@@ -86,13 +88,22 @@ class TranslationRequest:
 
     target_lang: str | None = None
     n_best: int = 1
+    sampling: Sampling | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.n_best, bool) or not isinstance(self.n_best, int) or self.n_best < 1:
             raise RequestError(f"n_best must be a positive integer, got {self.n_best!r}.")
+        if self.sampling is not None and not isinstance(self.sampling, Sampling):
+            raise RequestError(f"sampling must be a Sampling, got {self.sampling!r}.")
 
     def hypotheses_count(self, beam_size: int) -> int:
-        """``n_best``, checked against a translator's ``beam_size`` (a search keeps no more)."""
+        """``n_best``, checked against a translator's ``beam_size`` (a search keeps no more);
+        a RequestError with sampling, whose translations come without scores."""
+        if self.sampling is not None:
+            raise RequestError(
+                "Sampled translations come without n-best lists or scores: ask for sampling or "
+                "for those, not both."
+            )
         if self.n_best > beam_size:
             raise RequestError(
                 f"n_best ({self.n_best}) must not exceed the beam size ({beam_size}): a search "
@@ -254,6 +265,18 @@ def hypotheses_rows(
             ]
         )
     return rows
+
+
+def sentence_seeds(seed: int, rows: Sequence[int]) -> list[int]:
+    """The sampling seed of each sentence of a request of ``seed``, by its position in the
+    request (``rows``): different sentences draw differently, and a sentence draws the same in
+    any batch. Non-negative int32 values.
+
+    Example:
+        >>> sentence_seeds(0, [0, 1]), sentence_seeds(1, [0])
+        ([0, 1], [1640531527])
+    """
+    return [(seed * 0x9E3779B1 + row) & 0x7FFFFFFF for row in rows]
 
 
 def check_pairs(sources: Sequence[str], targets: Sequence[str]) -> None:

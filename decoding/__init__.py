@@ -1,8 +1,10 @@
-"""Decoding a trained :class:`~transformer.model.Transformer`: greedy and beam search.
+"""Decoding a trained :class:`~transformer.model.Transformer`: greedy and beam search, random
+sampling.
 
 Modules: ``options`` (``SearchOptions``: beam size, length penalty, length limits, special ids),
 ``common`` (output length limits, tokens never generated), ``greedy`` (cached greedy search and the
-no-cache reference), ``beam`` (batched beam search, its n best hypotheses with their scores),
+no-cache reference), ``sampling`` (tokens drawn with top-k, top-p and a temperature, seeded per
+sentence), ``beam`` (batched beam search, its n best hypotheses with their scores),
 ``scoring`` (forced decoding: the log-probabilities of given targets), ``search`` (``decode``, the
 entry point), ``ensemble`` (several models decoding as one, in any search), ``translator`` (strings
 in, strings out: a ``common.translation.Translator``). All searches run with the model's key/value

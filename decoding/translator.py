@@ -10,7 +10,7 @@ one target language ignores ``target_lang``), and ``_tagged`` is the one place a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -19,10 +19,12 @@ from common.language_tags import unknown_language_message
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from common.translation import (
     Hypothesis,
+    Sampling,
     TranslationRequest,
     check_pairs,
     hypotheses_rows,
     scored_targets,
+    sentence_seeds,
     translate_in_batches,
     truncation_warnings,
 )
@@ -30,6 +32,7 @@ from data_pipeline.multilingual import defuse_in_graph, tag_in_graph
 from decoding.beam import Hypotheses, n_best_search
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
+from decoding.sampling import sample_search
 from decoding.scoring import force_score
 from decoding.search import decode
 
@@ -247,6 +250,21 @@ class ModelTranslator(tf.Module):
         length = tf.reduce_sum(tf.cast(target_ids != PAD_ID, tf.int32), axis=1)
         return TargetScores(forced.scores, forced.log_probs, length, forced.token_log_probs)
 
+    def sampler(self, sampling: Sampling) -> Callable[..., tf.Tensor]:
+        """A graph function ``(text, target_lang, seeds) -> translations``: ``(batch,)``
+        strings, each row sampled (:func:`~decoding.sampling.sample_search`) with its ``(batch,)``
+        int32 seed; made for each call (not kept on the module, which an export saves whole)."""
+
+        def sample(text: tf.Tensor, target_lang: tf.Tensor, seeds: tf.Tensor) -> tf.Tensor:
+            source_ids = self._source_ids(text, target_lang)
+            output_ids = sample_search(
+                self.model, source_ids, self.options, sampling, seeds, dynamic_shapes=True
+            )
+            return self.tokenizer.detokenize(output_ids)
+
+        signature = (*INPUT_SIGNATURE, tf.TensorSpec([None], tf.int32))
+        return tf.function(sample, input_signature=signature, autograph=False)
+
     def _scored(self, hypotheses: Hypotheses) -> ScoredTranslations:
         """Hypotheses (``(batch, n, out_len)`` ids, their scores and token log-probabilities),
         detokenized."""
@@ -338,8 +356,18 @@ class ModelTranslator(tf.Module):
         progress: bool = True,
     ) -> list[str]:
         """Translates ``sentences`` in batches of similar length, keeping their order, as
-        ``request`` asks (a multilingual model into its ``target_lang``)."""
+        ``request`` asks (a multilingual model into its ``target_lang``; sampled with
+        ``request.sampling``, each sentence with its own seed: :func:`sentence_seeds`)."""
         language = request.language(self.languages)
+        if request.sampling is not None:
+            sample = self.sampler(request.sampling)
+
+            def translate_rows(rows: list[int]) -> list[str]:
+                batch = [sentences[row] for row in rows]
+                seeds = tf.constant(sentence_seeds(request.sampling.seed, rows), tf.int32)
+                return decoded(sample(*request_columns(batch, language), seeds))
+
+            return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
         def translate_rows(rows: list[int]) -> list[str]:
             batch = [sentences[row] for row in rows]

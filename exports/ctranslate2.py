@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import os
 from collections.abc import Sequence
 
@@ -54,6 +55,7 @@ from common.language_tags import (
 )
 from common.translation import (
     Hypothesis,
+    Sampling,
     TranslationRequest,
     check_pairs,
     translate_in_batches,
@@ -117,13 +119,15 @@ class CTranslate2Translator:
             self.tokenizer = sentencepiece.SentencePieceProcessor(
                 model_file=os.path.join(path, TOKENIZER_FILE)
             )
-            self.translator = ctranslate2.Translator(
+            self._load = functools.partial(
+                ctranslate2.Translator,
                 path,
                 device="cpu",
                 compute_type=compute_type,
                 intra_threads=threads or len(os.sched_getaffinity(0)),
                 inter_threads=1,
             )
+            self.translator = self._load()
         except (OSError, RuntimeError, ValueError) as error:
             raise ExportError(
                 f"CTranslate2 cannot load the export in {path} ({error}); write it again with "
@@ -157,9 +161,55 @@ class CTranslate2Translator:
         progress: bool = True,
     ) -> list[str]:
         """Translates ``sentences`` in batches of similar length, keeping their order, as
-        ``request`` asks (a multilingual export into its ``target_lang``)."""
+        ``request`` asks (a multilingual export into its ``target_lang``; sampled with
+        ``request.sampling``: see :meth:`sample`)."""
         language = request.language(self.languages)
+        if request.sampling is not None:
+            return self.sample(sentences, request.sampling, language, batch_size, progress)
         return self.translate_rows(sentences, [language] * len(sentences), batch_size, progress)
+
+    def sample(
+        self,
+        sentences: Sequence[str],
+        sampling: Sampling,
+        language: str | None = None,
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[str]:
+        """Sampled translations by CTranslate2's own sampler (``sampling_topk`` (0: the whole
+        vocabulary), ``sampling_topp``, ``sampling_temperature``), each within its sentence's
+        length limit.
+
+        Reproducible for the same sentences and batch size, not in any batch as our search's:
+        CTranslate2 seeds each worker thread's generator when a translator is created
+        (``ctranslate2.set_random_seed`` from the calling thread alone does not repeat a draw),
+        so each call loads the model again after seeding with ``sampling.seed``, and one
+        generator runs through every batch.
+        """
+        ctranslate2.set_random_seed(sampling.seed)
+        sampler = self._load()
+
+        def sample_rows(rows: list[int]) -> list[str]:
+            sources = self._sources([sentences[row] for row in rows], [language] * len(rows))
+            limits = [self.options.output_length_limit(len(pieces) + 1) for pieces in sources]
+            results = sampler.translate_batch(
+                sources,
+                beam_size=1,
+                sampling_topk=sampling.top_k,
+                sampling_topp=sampling.top_p,
+                sampling_temperature=sampling.temperature,
+                max_decoding_length=max(limits),
+                min_decoding_length=0,
+                return_end_token=True,
+                suppress_sequences=self._suppressed,
+            )
+            # Cut to its own limit: the tokens it drew before it, as if it had stopped there.
+            return [
+                self._detokenize(result.hypotheses[0][:limit])
+                for result, limit in zip(results, limits, strict=True)
+            ]
+
+        return translate_in_batches(sample_rows, sentences, batch_size, progress)
 
     def translate_rows(
         self,

@@ -90,6 +90,11 @@ class SavedModelTranslator:
         progress: bool = True,
     ) -> list[str]:
         language = request.language(self.languages)
+        if request.sampling is not None:
+            raise RequestError(
+                "A SavedModel translates with the search it was exported with; sample with the "
+                "work directory (--workdir) or a CTranslate2 export (--ctranslate2)."
+            )
 
         def translate_rows(rows: list[int]) -> list[str]:
             batch = [sentences[row] for row in rows]

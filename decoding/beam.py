@@ -30,7 +30,13 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from decoding.common import growing_cache_shapes, start_search, top_k_allowed, trim_output
+from decoding.common import (
+    TargetPrefix,
+    growing_cache_shapes,
+    start_search,
+    top_k_allowed,
+    trim_output,
+)
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from transformer.model import Transformer
@@ -67,6 +73,7 @@ def beam_search(
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
     dynamic_shapes: bool = False,
+    target_prefix: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Returns each sentence's best hypothesis and its length-normalised score.
 
@@ -84,6 +91,9 @@ def beam_search(
             (the batch shrinks as the search goes), and grow the self-attention cache by one
             position a step instead of allocating it for the length limit; the same results.
             Not under XLA, which needs static shapes.
+        target_prefix: ``(batch, prefix_len)`` int32 ids every hypothesis starts with, padded
+            with ``options.pad_id`` (:class:`~decoding.common.TargetPrefix`); its tokens are
+            scored as the search's own. None: no prefix.
 
     Returns:
         ``(ids, scores)``: int32 ``(batch, out_len)`` (see :mod:`decoding.greedy`) and float32
@@ -95,7 +105,9 @@ def beam_search(
         >>> scores.shape
         TensorShape([1])
     """
-    hypotheses = n_best_search(model, source_ids, options, 1, dynamic_shapes)
+    hypotheses = n_best_search(
+        model, source_ids, options, 1, dynamic_shapes, target_prefix=target_prefix
+    )
     return hypotheses.ids[:, 0], hypotheses.scores[:, 0]
 
 
@@ -106,10 +118,12 @@ def n_best_search(
     num_hypotheses: int = 1,
     dynamic_shapes: bool = False,
     with_token_log_probs: bool = False,
+    target_prefix: tf.Tensor | None = None,
 ) -> Hypotheses:
     """:func:`beam_search` returning each sentence's ``num_hypotheses`` best hypotheses (at
     most ``options.beam_size``), best first, with their scores and log-probabilities, and with
-    ``with_token_log_probs`` each token's (kept beside the ids as the search goes).
+    ``with_token_log_probs`` each token's (kept beside the ids as the search goes). A
+    ``target_prefix`` is :func:`beam_search`'s.
 
     The best of them is :func:`beam_search`'s hypothesis; a sentence searches until its n-th
     best is sure, so a larger n may take more steps, never changing a better hypothesis. Where
@@ -128,6 +142,9 @@ def n_best_search(
         model, source_ids, options, growing_cache=dynamic_shapes
     )
     batch = tf.shape(source_ids)[0]
+    prefix = None if target_prefix is None else TargetPrefix.of(target_prefix, pad_id)
+    if prefix is not None:
+        limits = prefix.limits(limits, buffer_length)
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
     cache = tf.nest.map_structure(lambda leaf: tf.repeat(leaf, beam, axis=0), cache)
     encoder_cache = {key: value for key, value in cache.items() if key != "self"}
@@ -152,7 +169,11 @@ def n_best_search(
         )  # (vocab_size, active * beam)
         # A sentence's beam best continuations are among each alive hypothesis' beam best
         # tokens: two small top-k's instead of one over (active, beam * vocab_size).
-        row_logits, row_tokens = top_k_allowed(logits, beam, options.never_written)
+        allowed = logits
+        if prefix is not None:  # inside its prefix, a hypothesis may write the prefix's token only
+            sentence_prefix = TargetPrefix(search["prefix_ids"], search["prefix_lengths"])
+            allowed = sentence_prefix.force(logits, step, rows_per_sentence=beam)
+        row_logits, row_tokens = top_k_allowed(allowed, beam, options.never_written)
         row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=0)[:, tf.newaxis]
         candidates = alive_log_probs[:, :, tf.newaxis] + tf.reshape(
             row_log_probs, [active, beam, beam]
@@ -251,6 +272,8 @@ def n_best_search(
         "sums": tf.fill([batch, beam], minus_inf),
         "done": tf.zeros([batch], tf.bool),
     }
+    if prefix is not None:  # in the search state: sentences leave it with dynamic shapes
+        search |= {"prefix_ids": prefix.ids, "prefix_lengths": prefix.lengths}
     results = {
         "seqs": initial_seqs[:, :n],
         "scores": tf.fill([batch, n], minus_inf),

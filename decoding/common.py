@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import tensorflow as tf
 
@@ -134,6 +135,43 @@ def top_k_allowed(
     candidates = tf.where(is_forbidden, tf.constant(-float("inf"), scores.dtype), candidates)
     values, positions = tf.math.top_k(tf.reshape(candidates, [rows, searched * block]), k)
     return values, tf.gather(tf.reshape(ids, [rows, searched * block]), positions, batch_dims=1)
+
+
+class TargetPrefix(NamedTuple):
+    """Each sentence's forced first output tokens, as a search's loop reads them.
+
+    ids: int32 ``(batch, width + 1)``: the prefix, padded (one more column of padding, so that
+        the column of any step past the prefix can be read).
+    lengths: int32 ``(batch,)``: each prefix's tokens.
+    """
+
+    ids: tf.Tensor
+    lengths: tf.Tensor
+
+    @classmethod
+    def of(cls, target_prefix: tf.Tensor, pad_id: int) -> TargetPrefix:
+        """``(batch, prefix_len)`` ids padded with ``pad_id`` (no BOS, no EOS, no id a search
+        never writes); a row of padding only: no prefix."""
+        ids = tf.convert_to_tensor(target_prefix, tf.int32)
+        lengths = tf.reduce_sum(tf.cast(ids != pad_id, tf.int32), axis=1)
+        return cls(tf.pad(ids, [[0, 0], [0, 1]], constant_values=pad_id), lengths)
+
+    def limits(self, limits: tf.Tensor, buffer_length: int | tf.Tensor) -> tf.Tensor:
+        """Output length limits raised to hold each prefix whole (up to ``buffer_length``: a
+        longer prefix is cut there); a prefix as long as its limit ends the output."""
+        return tf.maximum(limits, tf.minimum(self.lengths, buffer_length))
+
+    def force(self, scores: tf.Tensor, step: tf.Tensor, rows_per_sentence: int = 1) -> tf.Tensor:
+        """Vocabulary-major ``(vocab_size, rows)`` scores with every token but the prefix's at
+        -inf in the rows of sentences still inside their prefix at ``step`` (each sentence's
+        ``rows_per_sentence`` consecutive rows: a beam's hypotheses)."""
+        column = tf.minimum(step, tf.shape(self.ids)[1] - 1)
+        tokens = tf.repeat(self.ids[:, column], rows_per_sentence)  # (rows,)
+        inside = tf.repeat(step < self.lengths, rows_per_sentence)  # (rows,)
+        other = tf.range(tf.shape(scores)[0])[:, tf.newaxis] != tokens[tf.newaxis, :]
+        return tf.where(
+            inside[tf.newaxis, :] & other, tf.constant(-float("inf"), scores.dtype), scores
+        )
 
 
 def trim_output(ids: tf.Tensor, pad_id: int) -> tf.Tensor:

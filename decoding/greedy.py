@@ -15,6 +15,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from decoding.common import (
+    TargetPrefix,
     forbid_tokens,
     growing_cache_shapes,
     output_length_limits,
@@ -31,6 +32,7 @@ def greedy_search(
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
     dynamic_shapes: bool = False,
+    target_prefix: tf.Tensor | None = None,
 ) -> tf.Tensor:
     """Decodes the most likely next token at each step, one cached decoder step per position.
 
@@ -44,6 +46,9 @@ def greedy_search(
         options: length limits and special ids (:class:`~decoding.options.SearchOptions`).
         dynamic_shapes: grow the self-attention cache by one position a step instead of
             allocating it for the length limit (the same results; not under XLA).
+        target_prefix: ``(batch, prefix_len)`` int32 ids each output starts with, padded with
+            ``options.pad_id`` (:class:`~decoding.common.TargetPrefix`); the search goes on
+            from there. None: no prefix.
 
     Returns:
         ``(batch, out_len)`` int32 ids, as described in the module docstring.
@@ -59,7 +64,9 @@ def greedy_search(
         del step
         return tf.argmax(logits, axis=0, output_type=tf.int32)
 
-    return token_by_token_search(model, source_ids, options, most_likely, dynamic_shapes)
+    return token_by_token_search(
+        model, source_ids, options, most_likely, dynamic_shapes, target_prefix
+    )
 
 
 # Chooses each sentence's next token: (vocab_size, batch) scores, the step -> (batch,) int32 ids.
@@ -72,6 +79,7 @@ def token_by_token_search(
     options: SearchOptions,
     choose: ChooseToken,
     dynamic_shapes: bool = False,
+    target_prefix: tf.Tensor | None = None,
 ) -> tf.Tensor:
     """One hypothesis a sentence, one cached decoder step a token, each token picked by
     ``choose`` from the step's scores (the model's logits, or an ensemble's log-probabilities;
@@ -88,12 +96,17 @@ def token_by_token_search(
     )
     batch = tf.shape(source_ids)[0]
     columns = tf.range(buffer_length)
+    prefix = None if target_prefix is None else TargetPrefix.of(target_prefix, pad_id)
+    if prefix is not None:
+        limits = prefix.limits(limits, buffer_length)
 
     def body(step, tokens, self_cache, output, finished):
         logits, next_cache = model.decode_step(
             tokens, step, {**cache, "self": self_cache}, growing=dynamic_shapes
         )  # (vocab_size, batch)
         logits = forbid_tokens(logits, options.never_written)
+        if prefix is not None:
+            logits = prefix.force(logits, step)
         tokens = tf.where(finished, pad_id, choose(logits, step))
         output = tf.where(columns == step, tokens[:, tf.newaxis], output)  # writes column `step`
         finished |= step + 1 >= limits

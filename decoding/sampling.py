@@ -32,6 +32,7 @@ def sample_search(
     sampling: Sampling,
     seeds: tf.Tensor,
     dynamic_shapes: bool = False,
+    target_prefix: tf.Tensor | None = None,
 ) -> tf.Tensor:
     """One sampled translation a sentence (``options``' length limits and special ids; its beam
     size and length penalty are not used).
@@ -44,7 +45,8 @@ def sample_search(
             ``seed`` is for the caller to derive ``seeds`` from).
         seeds: ``(batch,)`` int32: each sentence's seed; the same seed, source and model give
             the same translation, in any batch.
-        dynamic_shapes: as :func:`decoding.greedy.greedy_search`'s.
+        dynamic_shapes, target_prefix: as :func:`decoding.greedy.greedy_search`'s (the
+            sampling goes on from the prefix).
 
     Returns:
         ``(batch, out_len)`` int32 ids, as :mod:`decoding.greedy` describes them.
@@ -56,6 +58,7 @@ def sample_search(
         options,
         lambda scores, step: draw(scores, step, seeds, sampling),
         dynamic_shapes,
+        target_prefix,
     )
 
 

@@ -16,6 +16,7 @@ def decode(
     source_ids: tf.Tensor,
     options: SearchOptions = SearchOptions(),
     dynamic_shapes: bool = False,
+    target_prefix: tf.Tensor | None = None,
 ) -> tf.Tensor:
     """Translates ``(batch, source_len)`` ids to ``(batch, out_len)`` output ids.
 
@@ -23,6 +24,7 @@ def decode(
     is then unused); a larger beam runs :func:`~decoding.beam.beam_search` and drops the scores.
     ``dynamic_shapes`` (not under XLA): the self-attention cache grows with the output instead of
     being allocated for the length limit, and beam search removes done sentences from the batch.
+    ``target_prefix``: ``(batch, prefix_len)`` ids each output starts with (padded), or None.
     Output convention as in :mod:`decoding.greedy`.
 
     Example:
@@ -30,6 +32,6 @@ def decode(
         TensorShape([1, 8])  # (batch, out_len), out_len <= 8
     """
     if options.beam_size == 1:
-        return greedy_search(model, source_ids, options, dynamic_shapes)
-    ids, _ = beam_search(model, source_ids, options, dynamic_shapes)
+        return greedy_search(model, source_ids, options, dynamic_shapes, target_prefix)
+    ids, _ = beam_search(model, source_ids, options, dynamic_shapes, target_prefix)
     return ids

@@ -300,6 +300,19 @@ def start(doc: str | None) -> None:
     print(f"flags: {' '.join(flag_values())}", flush=True)
 
 
+def workdir_split(workdir: str, split: str, limit: int = 0) -> tuple[list[str], list[str]]:
+    """``(sources, references)`` of ``split`` of a work directory's data set: its first
+    ``limit`` pairs (0: all)."""
+    from inference.evaluation import read_split
+    from rundir.config import load_config
+
+    config = load_config(workdir)
+    sources, references = read_split(config.data.name, split, config.data.data_dir or None)
+    if limit:
+        return sources[:limit], references[:limit]
+    return sources, references
+
+
 def print_config(name: str, values: Mapping[str, object]) -> None:
     """One line ``name: key=value, ...``: a fixed part of the configuration (model, workload)."""
     print(f"{name}: " + ", ".join(f"{key}={value}" for key, value in values.items()), flush=True)

@@ -27,9 +27,7 @@ from absl import flags
 from cli.errors import run_main
 from common.metrics import bleu
 from common.translation import Sampling, TranslationRequest, Translator
-from inference.evaluation import read_split
 from inference.loading import load_translator
-from rundir.config import load_config
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained work directory.", required=True)
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "averaged", "Its checkpoint.")
@@ -89,14 +87,11 @@ def report(name: str, translator: Translator, sources: list[str], references: li
 def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
-    config = load_config(_WORKDIR.value)
-    sources, references = read_split(config.data.name, _SPLIT.value, config.data.data_dir or None)
-    if _MAX_SENTENCES.value:
-        sources, references = sources[: _MAX_SENTENCES.value], references[: _MAX_SENTENCES.value]
+    sources, references = harness.workdir_split(_WORKDIR.value, _SPLIT.value, _MAX_SENTENCES.value)
     harness.print_config(
         "sampling",
         {
-            "split": f"{config.data.name} {_SPLIT.value} ({len(sources)} sentences)",
+            "split": f"{_SPLIT.value} ({len(sources)} sentences)",
             "top_k": _TOP_K.value,
             "top_p": _TOP_P.value,
             "temperature": _TEMPERATURE.value,

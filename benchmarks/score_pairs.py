@@ -26,9 +26,7 @@ from absl import flags
 
 from cli.errors import run_main
 from common.translation import Hypothesis
-from inference.evaluation import read_split
 from inference.loading import load_translator
-from rundir.config import load_config
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained work directory.", required=True)
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "averaged", "Its checkpoint.")
@@ -74,10 +72,7 @@ def pairs_per_second(score: Callable[[], object], count: int) -> tuple[float, ob
 def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
-    config = load_config(_WORKDIR.value)
-    sources, targets = read_split(config.data.name, _SPLIT.value, config.data.data_dir or None)
-    if _MAX_PAIRS.value:
-        sources, targets = sources[: _MAX_PAIRS.value], targets[: _MAX_PAIRS.value]
+    sources, targets = harness.workdir_split(_WORKDIR.value, _SPLIT.value, _MAX_PAIRS.value)
     noisy, bad = misaligned(targets, _NOISE.value, _SEED.value)
     runtimes = {"work directory": load_translator(_WORKDIR.value, _CHECKPOINT.value)[0]}
     if _SAVED_MODEL.value:

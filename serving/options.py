@@ -99,11 +99,11 @@ def _options(row: object, where: str) -> RowOptions:
     with_scores = row.get(WITH_SCORES_FIELD, False)
     if not isinstance(with_scores, bool):
         raise bad_request(f"{where}.{WITH_SCORES_FIELD} must be true or false, not {with_scores!r}")
-    try:
-        if n_best is not None:
-            TranslationRequest(n_best=n_best)
-    except RequestError as error:
-        raise bad_request(f"{where}: {error}") from None
+    if n_best is not None:
+        try:
+            TranslationRequest(n_best=n_best)  # the request's own check: a positive integer
+        except RequestError as error:
+            raise bad_request(f"{where}: {error}") from None
     return RowOptions(n_best, with_scores)
 
 
@@ -119,7 +119,8 @@ async def predict_rows(
     Example:
         >>> await predict_rows(model, model.signature("serving_default"), {"text": ["Ja"]},
         ...                    [RowOptions(with_scores=True)], service_run)
-        [{'translation': 'Yes.', 'score': -0.2, 'log_prob': -0.3, 'length': 3, 'confidence': 0.9}]
+        [{'translation': 'Yes.', 'score': -0.2, 'log_prob': -0.3, 'length': 3, 'confidence': 0.9,
+          'token_log_probs': [-0.1, -0.1, -0.1]}]
     """
     if signature.name != SERVING_DEFAULT:
         raise bad_request(
@@ -160,7 +161,7 @@ def _check(
     for row, option in enumerate(options):
         if option.n_best is not None:
             try:
-                TranslationRequest(n_best=option.n_best).hypotheses_count(model.beam_size or 1)
+                TranslationRequest(n_best=option.n_best).hypotheses_count(model.beam_size)
             except RequestError as error:
                 raise bad_request(f"instances[{row}]: {error}") from None
 

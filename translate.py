@@ -9,6 +9,7 @@ python translate.py --workdir=DIR --target_lang=fr     # a multilingual model, i
 python translate.py --workdir=DIR --n_best=4 --with_scores --input=in.txt   # 4 lines a sentence
 python translate.py --workdir=DIR --output_format=jsonl --input=in.txt      # scores as JSON
 python translate.py --workdir=DIR --sampling_topk=10 --seed=1 --input=in.txt  # sampled
+python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt  # continued
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
 """
@@ -33,6 +34,12 @@ _RUNTIME = define_runtime_flags()
 _SAMPLING = define_sampling_flags()
 _INPUT = flags.DEFINE_string("input", None, "File of sentences, one a line ('-': stdin).")
 _OUTPUT = flags.DEFINE_string("output", None, "File for the translations (default: stdout).")
+_TARGET_PREFIX = flags.DEFINE_string(
+    "target_prefix",
+    None,
+    "File of each --input line's start of its translation, a line each (an empty line: none); "
+    "the search goes on from it.",
+)
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
 _TARGET_LANG = flags.DEFINE_string(
     "target_lang", None, "A multilingual model's target language (e.g. fr); needed for one."
@@ -155,6 +162,23 @@ def switch_language(
     return dataclasses.replace(current, target_lang=language)
 
 
+def with_prefixes(
+    request: TranslationRequest, sentences: list[str], path: str
+) -> TranslationRequest:
+    """``request`` with the target prefixes of the file ``path``, one a line of ``sentences``
+    (a one-line error naming the file when they do not pair up)."""
+    try:
+        prefixes = read_lines(path)
+    except OSError as error:
+        sys.exit(f"error: --target_prefix: cannot read {path}: {error.strerror}.")
+    request = dataclasses.replace(request, target_prefix=prefixes)
+    try:
+        request.prefixes(sentences)
+    except RequestError as error:
+        sys.exit(f"error: --target_prefix={path}: {error}")
+    return request
+
+
 def load_translator() -> Translator:
     """The translator of --workdir, --saved_model or --ctranslate2, checking the other flags."""
     _RUNTIME.check()
@@ -191,9 +215,13 @@ def main(argv: list[str]) -> None:
         sys.exit(f"error: {error}")
     request.language(translator.languages)  # checked before reading the input
     if _INPUT.value is None:
+        if _TARGET_PREFIX.value is not None:
+            sys.exit("error: --target_prefix gives a line for each line of --input: give both.")
         interactive(translator, request)
         return
     sentences = read_lines(_INPUT.value)
+    if _TARGET_PREFIX.value is not None:
+        request = with_prefixes(request, sentences, _TARGET_PREFIX.value)
     warn_truncated(translator, sentences, request)
     if _PLOT_ATTENTION.value and sentences:
         from inference.attention_plot import plot_cross_attention

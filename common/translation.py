@@ -80,6 +80,10 @@ class TranslationRequest:
             best first: 1 to the translator's beam size.
         sampling: translate by random sampling (:class:`Sampling`) in place of the search;
             translations only (no n-best lists or scores).
+        target_prefix: each sentence's start of its translation, in the order of the
+            sentences (``""``: none): the search writes it, then goes on from there (the
+            translation includes it). Tokenized as the model tokenizes a translation, so a
+            prefix ending inside a word may be continued into it.
 
     Example:
         >>> TranslationRequest(target_lang="fr").language(("de", "fr"))
@@ -89,12 +93,39 @@ class TranslationRequest:
     target_lang: str | None = None
     n_best: int = 1
     sampling: Sampling | None = None
+    target_prefix: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.n_best, bool) or not isinstance(self.n_best, int) or self.n_best < 1:
             raise RequestError(f"n_best must be a positive integer, got {self.n_best!r}.")
         if self.sampling is not None and not isinstance(self.sampling, Sampling):
             raise RequestError(f"sampling must be a Sampling, got {self.sampling!r}.")
+        if self.target_prefix is not None:
+            if isinstance(self.target_prefix, str) or not all(
+                isinstance(prefix, str) for prefix in self.target_prefix
+            ):
+                raise RequestError(
+                    "target_prefix must be a list of strings, one for each sentence, got "
+                    f"{self.target_prefix!r}."
+                )
+            object.__setattr__(self, "target_prefix", tuple(self.target_prefix))
+
+    def prefixes(self, sentences: Sequence[str]) -> list[str] | None:
+        """``target_prefix`` checked against ``sentences`` (a RequestError unless there is one
+        prefix for each); None without prefixes (or when every one is empty).
+
+        Example:
+            >>> TranslationRequest(target_prefix=["A dog", ""]).prefixes(["Ein Hund.", "Ja."])
+            ['A dog', '']
+        """
+        if self.target_prefix is None:
+            return None
+        if len(self.target_prefix) != len(sentences):
+            raise RequestError(
+                f"Give one target prefix for each sentence: got {len(self.target_prefix)} for "
+                f"{len(sentences)} sentences."
+            )
+        return list(self.target_prefix) if any(self.target_prefix) else None
 
     def hypotheses_count(self, beam_size: int) -> int:
         """``n_best``, checked against a translator's ``beam_size`` (a search keeps no more);

@@ -143,8 +143,6 @@ def n_best_search(
     )
     batch = tf.shape(source_ids)[0]
     prefix = None if target_prefix is None else TargetPrefix.of(target_prefix, pad_id)
-    if prefix is not None:
-        limits = prefix.limits(limits, buffer_length)
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
     cache = tf.nest.map_structure(lambda leaf: tf.repeat(leaf, beam, axis=0), cache)
     encoder_cache = {key: value for key, value in cache.items() if key != "self"}

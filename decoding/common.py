@@ -138,7 +138,9 @@ def top_k_allowed(
 
 
 class TargetPrefix(NamedTuple):
-    """Each sentence's forced first output tokens, as a search's loop reads them.
+    """Each sentence's forced first output tokens, as a search's loop reads them. A prefix longer
+    than its sentence's output length limit is cut there (the output is the prefix's start), so
+    a sentence decodes the same in any batch.
 
     ids: int32 ``(batch, width + 1)``: the prefix, padded (one more column of padding, so that
         the column of any step past the prefix can be read).
@@ -155,11 +157,6 @@ class TargetPrefix(NamedTuple):
         ids = tf.convert_to_tensor(target_prefix, tf.int32)
         lengths = tf.reduce_sum(tf.cast(ids != pad_id, tf.int32), axis=1)
         return cls(tf.pad(ids, [[0, 0], [0, 1]], constant_values=pad_id), lengths)
-
-    def limits(self, limits: tf.Tensor, buffer_length: int | tf.Tensor) -> tf.Tensor:
-        """Output length limits raised to hold each prefix whole (up to ``buffer_length``: a
-        longer prefix is cut there); a prefix as long as its limit ends the output."""
-        return tf.maximum(limits, tf.minimum(self.lengths, buffer_length))
 
     def force(self, scores: tf.Tensor, step: tf.Tensor, rows_per_sentence: int = 1) -> tf.Tensor:
         """Vocabulary-major ``(vocab_size, rows)`` scores with every token but the prefix's at

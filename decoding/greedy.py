@@ -97,8 +97,6 @@ def token_by_token_search(
     batch = tf.shape(source_ids)[0]
     columns = tf.range(buffer_length)
     prefix = None if target_prefix is None else TargetPrefix.of(target_prefix, pad_id)
-    if prefix is not None:
-        limits = prefix.limits(limits, buffer_length)
 
     def body(step, tokens, self_cache, output, finished):
         logits, next_cache = model.decode_step(

@@ -41,8 +41,9 @@ from decoding.search import decode
 XLA_MAX_BATCH_SIZE = 8
 # The inputs of every graph function: the sentences and each one's target language.
 INPUT_SIGNATURE = (tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string))
-# Forced scoring's: the same and each sentence's given translation.
-SCORING_SIGNATURE = (*INPUT_SIGNATURE, tf.TensorSpec([None], tf.string))
+# Forced scoring's: the same and each sentence's given translation; a prefixed search's: the
+# same and each translation's start ("": none).
+SCORING_SIGNATURE = PREFIX_SIGNATURE = (*INPUT_SIGNATURE, tf.TensorSpec([None], tf.string))
 
 
 class CrossAttention(NamedTuple):
@@ -200,12 +201,52 @@ class ModelTranslator(tf.Module):
         source_ids = self._source_ids(text, target_lang)
         return self.tokenizer.detokenize(self._output_ids(source_ids))
 
+    @tf.function(input_signature=PREFIX_SIGNATURE, autograph=False)
+    def prefixed_batch(
+        self, text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor
+    ) -> tf.Tensor:
+        """:meth:`translate_batch` with each translation starting with its ``(batch,)``
+        ``target_prefix`` (``""``: none; a multilingual model's with tags made plain), the
+        search going on from there, in the graph (not under XLA)."""
+        source_ids = self._source_ids(text, target_lang)
+        prefix_ids = self._target_ids(target_prefix)
+        output_ids = decode(self.model, source_ids, self.options, True, prefix_ids)
+        return self.tokenizer.detokenize(output_ids)
+
     @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
     def scored_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> ScoredTranslations:
         """:meth:`translate_batch`'s translations (the same search), each with its score by
         forced decoding (:func:`~decoding.scoring.force_score`): ``n`` is 1."""
         source_ids = self._source_ids(text, target_lang)
-        output_ids = self._output_ids(source_ids)
+        return self._forced(source_ids, self._output_ids(source_ids))
+
+    @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
+    def n_best_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> ScoredTranslations:
+        """Every sentence's ``beam_size`` best hypotheses with their scores and their tokens'
+        log-probabilities, best first (:func:`~decoding.beam.n_best_search`, in the graph: done
+        sentences leave the batch)."""
+        return self._n_best(self._source_ids(text, target_lang))
+
+    def prefixed_hypotheses(self, n_best: int) -> Callable[..., ScoredTranslations]:
+        """A graph function ``(text, target_lang, target_prefix) -> ScoredTranslations``:
+        :meth:`scored_batch` (``n_best`` 1) or :meth:`n_best_batch` with each sentence's
+        ``(batch,)`` prefix (``""``: none), as :meth:`prefixed_batch` takes it; made for each
+        call (not kept on the module, which an export saves whole)."""
+
+        def hypotheses(
+            text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor
+        ) -> ScoredTranslations:
+            source_ids = self._source_ids(text, target_lang)
+            prefix_ids = self._target_ids(target_prefix)
+            if n_best > 1:
+                return self._n_best(source_ids, prefix_ids)
+            output_ids = decode(self.model, source_ids, self.options, True, prefix_ids)
+            return self._forced(source_ids, output_ids)
+
+        return tf.function(hypotheses, input_signature=PREFIX_SIGNATURE, autograph=False)
+
+    def _forced(self, source_ids: tf.Tensor, output_ids: tf.Tensor) -> ScoredTranslations:
+        """``(batch, out_len)`` outputs of a search, each scored by forced decoding."""
         forced = force_score(self.model, source_ids, output_ids, self.options)
         return self._scored(
             Hypotheses(
@@ -216,12 +257,9 @@ class ModelTranslator(tf.Module):
             )
         )
 
-    @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
-    def n_best_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> ScoredTranslations:
-        """Every sentence's ``beam_size`` best hypotheses with their scores and their tokens'
-        log-probabilities, best first (:func:`~decoding.beam.n_best_search`, in the graph: done
-        sentences leave the batch)."""
-        source_ids = self._source_ids(text, target_lang)
+    def _n_best(
+        self, source_ids: tf.Tensor, prefix_ids: tf.Tensor | None = None
+    ) -> ScoredTranslations:
         hypotheses = n_best_search(
             self.model,
             source_ids,
@@ -229,6 +267,7 @@ class ModelTranslator(tf.Module):
             self.beam_size,
             dynamic_shapes=True,
             with_token_log_probs=True,
+            target_prefix=prefix_ids,
         )
         return self._scored(hypotheses)
 
@@ -241,28 +280,28 @@ class ModelTranslator(tf.Module):
         (:func:`~decoding.scoring.force_score`). Targets are read whole, with EOS; a
         multilingual model's as in training (tags written in them made plain)."""
         source_ids = self._source_ids(text, target_lang)
-        if self.languages:
-            target = defuse_in_graph(target)
-        pieces = self.tokenizer.tokenize(target)
-        eos = tf.fill([pieces.nrows(), 1], tf.constant(EOS_ID, pieces.dtype))
-        target_ids = tf.cast(tf.concat([pieces, eos], axis=1).to_tensor(PAD_ID), tf.int32)
+        target_ids = self._target_ids(target, with_eos=True)
         forced = force_score(self.model, source_ids, target_ids, self.options)
         length = tf.reduce_sum(tf.cast(target_ids != PAD_ID, tf.int32), axis=1)
         return TargetScores(forced.scores, forced.log_probs, length, forced.token_log_probs)
 
     def sampler(self, sampling: Sampling) -> Callable[..., tf.Tensor]:
-        """A graph function ``(text, target_lang, seeds) -> translations``: ``(batch,)``
-        strings, each row sampled (:func:`~decoding.sampling.sample_search`) with its ``(batch,)``
-        int32 seed; made for each call (not kept on the module, which an export saves whole)."""
+        """A graph function ``(text, target_lang, target_prefix, seeds) -> translations``:
+        ``(batch,)`` strings, each row sampled (:func:`~decoding.sampling.sample_search`) from
+        its prefix (``""``: none) with its ``(batch,)`` int32 seed; made for each call (not kept
+        on the module, which an export saves whole)."""
 
-        def sample(text: tf.Tensor, target_lang: tf.Tensor, seeds: tf.Tensor) -> tf.Tensor:
+        def sample(
+            text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor, seeds: tf.Tensor
+        ) -> tf.Tensor:
             source_ids = self._source_ids(text, target_lang)
+            prefix_ids = self._target_ids(target_prefix)
             output_ids = sample_search(
-                self.model, source_ids, self.options, sampling, seeds, dynamic_shapes=True
+                self.model, source_ids, self.options, sampling, seeds, True, prefix_ids
             )
             return self.tokenizer.detokenize(output_ids)
 
-        signature = (*INPUT_SIGNATURE, tf.TensorSpec([None], tf.int32))
+        signature = (*PREFIX_SIGNATURE, tf.TensorSpec([None], tf.int32))
         return tf.function(sample, input_signature=signature, autograph=False)
 
     def _scored(self, hypotheses: Hypotheses) -> ScoredTranslations:
@@ -312,6 +351,18 @@ class ModelTranslator(tf.Module):
         tagged = self._tagged(text, target_lang)
         return encode_sources(self.tokenizer, tagged, self.max_source_length)
 
+    def _target_ids(self, target: tf.Tensor, with_eos: bool = False) -> tf.Tensor:
+        """``(batch,)`` strings written in the target language (translations, prefixes) ->
+        ``(batch, length)`` int32 ids padded with PAD (EOS appended ``with_eos``); a
+        multilingual model's with tags written in them made plain, as in training."""
+        if self.languages:
+            target = defuse_in_graph(target)
+        pieces = self.tokenizer.tokenize(target)
+        if with_eos:
+            eos = tf.fill([pieces.nrows(), 1], tf.constant(EOS_ID, pieces.dtype))
+            pieces = tf.concat([pieces, eos], axis=1)
+        return tf.cast(pieces.to_tensor(PAD_ID), tf.int32)
+
     def _tagged(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
         """The sources as the model reads them: a multilingual model's each with its target
         language's tag (an unknown language is an InvalidArgumentError naming the model's, for
@@ -359,19 +410,23 @@ class ModelTranslator(tf.Module):
         ``request`` asks (a multilingual model into its ``target_lang``; sampled with
         ``request.sampling``, each sentence with its own seed: :func:`sentence_seeds`)."""
         language = request.language(self.languages)
+        prefixes = request.prefixes(sentences)
         if request.sampling is not None:
             sample = self.sampler(request.sampling)
 
             def translate_rows(rows: list[int]) -> list[str]:
                 batch = [sentences[row] for row in rows]
                 seeds = tf.constant(sentence_seeds(request.sampling.seed, rows), tf.int32)
-                return decoded(sample(*request_columns(batch, language), seeds))
+                prefix = prefix_column(prefixes, rows)
+                return decoded(sample(*request_columns(batch, language), prefix, seeds))
 
             return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
         def translate_rows(rows: list[int]) -> list[str]:
-            batch = [sentences[row] for row in rows]
-            return decoded(self.translate_batch(*request_columns(batch, language)))
+            inputs = request_columns([sentences[row] for row in rows], language)
+            if prefixes is None:
+                return decoded(self.translate_batch(*inputs))
+            return decoded(self.prefixed_batch(*inputs, prefix_column(prefixes, rows)))
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
@@ -388,12 +443,16 @@ class ModelTranslator(tf.Module):
         slower than one)."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
+        prefixes = request.prefixes(sentences)
         batch_function = self.scored_batch if n_best == 1 else self.n_best_batch
+        if prefixes is not None:
+            batch_function = self.prefixed_hypotheses(n_best)
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
-            batch = [sentences[row] for row in rows]
-            result = batch_function(*request_columns(batch, language))
-            columns = [tensor.numpy().tolist() for tensor in result]
+            inputs = request_columns([sentences[row] for row in rows], language)
+            if prefixes is not None:
+                inputs = (*inputs, prefix_column(prefixes, rows))
+            columns = [tensor.numpy().tolist() for tensor in batch_function(*inputs)]
             return hypotheses_rows(*columns, n_best=n_best)
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
@@ -426,6 +485,13 @@ def request_columns(sentences: Sequence[str], language: str | None) -> tuple[tf.
     ``language`` (``""`` for a model of one target language, which ignores it)."""
     text = tf.constant(list(sentences), tf.string, shape=[len(sentences)])
     return text, tf.fill([len(sentences)], language or "")
+
+
+def prefix_column(prefixes: Sequence[str] | None, rows: Sequence[int]) -> tf.Tensor:
+    """The ``(batch,)`` ``target_prefix`` input of the prefixed graph functions for ``rows`` of
+    a request's ``prefixes`` (None: ``""``, none, for every row)."""
+    values = [""] * len(rows) if prefixes is None else [prefixes[row] for row in rows]
+    return tf.constant(values, tf.string, shape=[len(rows)])
 
 
 def decoded(strings: tf.Tensor) -> list[str]:

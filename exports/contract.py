@@ -21,6 +21,9 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
   out_len)``, 0 past its end); ``n_best``: the same for the beam's best hypotheses, each
   ``(batch, beam_size[, out_len])``, best first (length 0 and score -inf: a hypothesis the
   search never finished).
+* ``prefixed``: the same inputs and ``target_prefix`` (tf.string ``[None]``: each translation's
+  start, ``""`` for none) -> ``translation``: ``serving_default``'s search going on from each
+  prefix (the translation includes it).
 * ``forced_score``: the same inputs and ``target`` (tf.string ``[None]``: each sentence's given
   translation) -> ``score``, ``log_prob``, ``length`` ``(batch,)`` and ``token_log_probs``
   ``(batch, target_len)`` float32 (0 past a target's end): forced decoding.
@@ -54,7 +57,8 @@ SERVING_DEFAULT = "serving_default"
 CROSS_ATTENTION = "cross_attention"
 TEXT, TARGET_LANG = "text", "target_lang"
 SCORED, N_BEST, FORCED_SCORE = "scored", "n_best", "forced_score"
-TARGET = "target"
+PREFIXED = "prefixed"
+TARGET, TARGET_PREFIX = "target", "target_prefix"
 TRANSLATION = "translation"
 SOURCE_PIECES, TARGET_PIECES, ATTENTION = "source_pieces", "target_pieces", "attention"
 SCORE, LOG_PROB, LENGTH = "score", "log_prob", "length"
@@ -87,7 +91,10 @@ SIGNATURE_OUTPUTS = {
     SCORED: SCORED_OUTPUTS,
     N_BEST: SCORED_OUTPUTS,
     FORCED_SCORE: FORCED_SCORE_OUTPUTS,
+    PREFIXED: {TRANSLATION: ("DT_STRING", 1)},
 }
+# The string input of each signature that takes one besides the sources.
+TEXT_PAIR_INPUTS = {FORCED_SCORE: TARGET, PREFIXED: TARGET_PREFIX}
 # What the exported SavedModel object holds besides its signatures.
 BEAM_SIZE_VARIABLE = "beam_size_variable"
 MAX_SOURCE_LENGTH_VARIABLE = "max_source_length_variable"
@@ -105,9 +112,12 @@ QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
 
 def signature_inputs(languages: Sequence[str], signature: str = SERVING_DEFAULT) -> tuple[str, ...]:
     """The inputs of ``signature`` of a model of ``languages`` (() for one target language),
-    sorted as TensorFlow Serving lists them: ``forced_score`` also takes ``target``."""
+    sorted as TensorFlow Serving lists them: ``forced_score`` also takes ``target``, and
+    ``prefixed`` ``target_prefix`` (:data:`TEXT_PAIR_INPUTS`)."""
     inputs = (TARGET_LANG, TEXT) if languages else (TEXT,)
-    return tuple(sorted((*inputs, TARGET))) if signature == FORCED_SCORE else inputs
+    if signature in TEXT_PAIR_INPUTS:
+        return tuple(sorted((*inputs, TEXT_PAIR_INPUTS[signature])))
+    return inputs
 
 
 class ExportError(UserError, ValueError):

@@ -40,6 +40,7 @@ import dataclasses
 import functools
 import os
 from collections.abc import Sequence
+from typing import TypeVar
 
 import ctranslate2
 import sentencepiece
@@ -67,6 +68,7 @@ from exports.contract import QUANTIZATIONS, TOKENIZER_FILE, DecodingSettings, Ex
 # multilingual model's tags).
 _NEVER_GENERATED = [["<pad>"], ["<s>"]]
 COMPUTE_TYPES = ("default", *QUANTIZATIONS)
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,9 +166,17 @@ class CTranslate2Translator:
         ``request`` asks (a multilingual export into its ``target_lang``; sampled with
         ``request.sampling``: see :meth:`sample`)."""
         language = request.language(self.languages)
+        prefixes = request.prefixes(sentences)
         if request.sampling is not None:
-            return self.sample(sentences, request.sampling, language, batch_size, progress)
-        return self.translate_rows(sentences, [language] * len(sentences), batch_size, progress)
+            return self.sample(
+                sentences, request.sampling, language, batch_size, progress, prefixes
+            )
+
+        def translate_rows(rows: list[int]) -> list[str]:
+            batch = [sentences[row] for row in rows]
+            return self.translate_batch(batch, [language] * len(rows), _rows_of(prefixes, rows))
+
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
     def sample(
         self,
@@ -175,6 +185,7 @@ class CTranslate2Translator:
         language: str | None = None,
         batch_size: int = 64,
         progress: bool = True,
+        target_prefixes: Sequence[str] | None = None,
     ) -> list[str]:
         """Sampled translations by CTranslate2's own sampler (``sampling_topk`` (0: the whole
         vocabulary), ``sampling_topp``, ``sampling_temperature``), each within its sentence's
@@ -194,6 +205,7 @@ class CTranslate2Translator:
             limits = [self.options.output_length_limit(len(pieces) + 1) for pieces in sources]
             results = sampler.translate_batch(
                 sources,
+                target_prefix=self._prefix_pieces(_rows_of(target_prefixes, rows)),
                 beam_size=1,
                 sampling_topk=sampling.top_k,
                 sampling_topp=sampling.top_p,
@@ -228,12 +240,17 @@ class CTranslate2Translator:
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
     def translate_batch(
-        self, sentences: list[str], target_langs: Sequence[str | None] | None = None
+        self,
+        sentences: list[str],
+        target_langs: Sequence[str | None] | None = None,
+        target_prefixes: Sequence[str] | None = None,
     ) -> list[str]:
         """Translations of one batch (CTranslate2 pads it itself); a multilingual export's rows
-        each into its own target language (``target_langs``, checked before the search)."""
+        each into its own target language (``target_langs``, checked before the search), each
+        going on from its row's target prefix (``target_prefixes``, ``""`` for none)."""
         sources = self._sources(sentences, target_langs)
-        return [self._detokenize(tokens) for tokens, _ in self._best(sources)]
+        prefixes = self._prefix_pieces(target_prefixes)
+        return [self._detokenize(tokens) for tokens, _ in self._best(sources, prefixes)]
 
     def hypotheses(
         self,
@@ -245,19 +262,27 @@ class CTranslate2Translator:
         """Each sentence's ``request.n_best`` best translations with our scores, best first."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
+        prefixes = request.prefixes(sentences)
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             batch = [sentences[row] for row in rows]
-            return self.hypotheses_batch(batch, [language] * len(batch), n_best)
+            return self.hypotheses_batch(
+                batch, [language] * len(batch), n_best, _rows_of(prefixes, rows)
+            )
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
     def hypotheses_batch(
-        self, sentences: list[str], target_langs: Sequence[str | None] | None, n_best: int
+        self,
+        sentences: list[str],
+        target_langs: Sequence[str | None] | None,
+        n_best: int,
+        target_prefixes: Sequence[str] | None = None,
     ) -> list[list[Hypothesis]]:
-        """:meth:`hypotheses` of one batch, each row into its own target language."""
+        """:meth:`hypotheses` of one batch, each row into its own target language and from its
+        own target prefix (``""``: none)."""
         sources = self._sources(sentences, target_langs)
-        found = self._n_best_tokens(sources, n_best)
+        found = self._n_best_tokens(sources, n_best, self._prefix_pieces(target_prefixes))
         pairs = [
             (source, tokens) for source, row in zip(sources, found, strict=True) for tokens in row
         ]
@@ -343,7 +368,7 @@ class CTranslate2Translator:
             (4, 3)
         """
         sources = self._sources(sentences, target_langs)
-        best = self._best(sources, return_attention=True)
+        best = self._best(sources, None, return_attention=True)
         first_rows = self._first_attention_rows(sources)
         return [
             CrossAttention(self._detokenize(tokens), source, tokens, [first_row, *attention[1:]])
@@ -396,36 +421,59 @@ class CTranslate2Translator:
         ]
         return self.tokenizer.encode(texts, out_type=str)
 
+    def _prefix_pieces(self, prefixes: Sequence[str] | None) -> list[list[str]] | None:
+        """Target prefixes as CTranslate2's ``target_prefix``: each one's pieces, tokenized as
+        a translation (a multilingual export's with tags made plain); None without any."""
+        if prefixes is None or not any(prefixes):
+            return None
+        texts = [defused(prefix) for prefix in prefixes] if self.languages else list(prefixes)
+        return self.tokenizer.encode(texts, out_type=str)
+
     def _detokenize(self, tokens: list[str]) -> str:
         return self.tokenizer.decode([token for token in tokens if token != "</s>"])
 
     def _best(
-        self, sources: list[list[str]], return_attention: bool = False
+        self,
+        sources: list[list[str]],
+        prefixes: list[list[str]] | None,
+        return_attention: bool = False,
     ) -> list[tuple[list[str], list[list[float]] | None]]:
         """Each source's best hypothesis (``</s>`` included when it ended with one) and, with
         ``return_attention``, its attention, each within the source's own length limit."""
-        return [row[0] for row in self._within_limits(sources, 1, return_attention)]
+        return [row[0] for row in self._within_limits(sources, prefixes, 1, return_attention)]
 
-    def _n_best_tokens(self, sources: list[list[str]], n_best: int) -> list[list[list[str]]]:
+    def _n_best_tokens(
+        self, sources: list[list[str]], n_best: int, prefixes: list[list[str]] | None
+    ) -> list[list[list[str]]]:
         """Each source's ``n_best`` best hypotheses' pieces, within its length limit."""
-        rows = self._within_limits(sources, n_best, return_attention=False)
+        rows = self._within_limits(sources, prefixes, n_best, return_attention=False)
         return [[tokens for tokens, _ in row] for row in rows]
 
     def _within_limits(
-        self, sources: list[list[str]], num_hypotheses: int, return_attention: bool
+        self,
+        sources: list[list[str]],
+        prefixes: list[list[str]] | None,
+        num_hypotheses: int,
+        return_attention: bool,
     ) -> list[list[tuple[list[str], list[list[float]] | None]]]:
-        """:meth:`_search` with each source's own output length limit: the batch searched with
-        the largest, then the sentences with a hypothesis past their own searched again, those
-        of one limit together."""
+        """:meth:`_search` with each source's own output length limit (a longer target prefix
+        is cut there, as ours): the batch searched with the largest, then the sentences with a
+        hypothesis past their own searched again, those of one limit together."""
         limits = [self.options.output_length_limit(len(pieces) + 1) for pieces in sources]
-        outputs = self._search(sources, max(limits, default=1), num_hypotheses, return_attention)
+        outputs = self._search(
+            sources, prefixes, max(limits, default=1), num_hypotheses, return_attention
+        )
         too_long = collections.defaultdict(list)  # limit -> the sentences that passed it
         for index, limit in enumerate(limits):
             if any(len(tokens) > limit for tokens, _ in outputs[index]):
                 too_long[limit].append(index)
         for limit, indices in too_long.items():
             again = self._search(
-                [sources[index] for index in indices], limit, num_hypotheses, return_attention
+                [sources[index] for index in indices],
+                _rows_of(prefixes, indices),
+                limit,
+                num_hypotheses,
+                return_attention,
             )
             for index, output in zip(indices, again, strict=True):
                 outputs[index] = output
@@ -434,6 +482,7 @@ class CTranslate2Translator:
     def _search(
         self,
         sources: list[list[str]],
+        prefixes: list[list[str]] | None,
         max_length: int,
         num_hypotheses: int,
         return_attention: bool,
@@ -443,6 +492,7 @@ class CTranslate2Translator:
             return []
         results = self.translator.translate_batch(
             sources,
+            target_prefix=prefixes,
             beam_size=self.options.beam_size,
             num_hypotheses=num_hypotheses,
             length_penalty=self.length_penalty,
@@ -459,3 +509,8 @@ class CTranslate2Translator:
             ]
             for result in results
         ]
+
+
+def _rows_of(values: Sequence[T] | None, rows: Sequence[int]) -> list[T] | None:
+    """``values`` at ``rows`` (None: None), as a batch takes a request's per-sentence values."""
+    return None if values is None else [values[row] for row in rows]

@@ -39,12 +39,14 @@ from exports.contract import (
     LANGUAGES_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
     N_BEST,
+    PREFIXED,
     SCORED,
     SCORED_OUTPUTS,
     SERVING_DEFAULT,
     SOURCE_LENGTHS,
     TARGET,
     TARGET_LANG,
+    TARGET_PREFIX,
     TEXT,
     TOKEN_LOG_PROBS,
     TRANSLATION,
@@ -96,9 +98,14 @@ class SavedModelTranslator:
                 "work directory (--workdir) or a CTranslate2 export (--ctranslate2)."
             )
 
+        prefixes = request.prefixes(sentences)
+        serve = self.serve if prefixes is None else self._signature(PREFIXED)
+
         def translate_rows(rows: list[int]) -> list[str]:
-            batch = [sentences[row] for row in rows]
-            outputs = self.serve(**self._inputs(batch, language))[TRANSLATION]
+            inputs = self._inputs([sentences[row] for row in rows], language)
+            if prefixes is not None:
+                inputs[TARGET_PREFIX] = tf.constant([prefixes[row] for row in rows], tf.string)
+            outputs = serve(**inputs)[TRANSLATION]
             return [output.decode("utf-8", errors="replace") for output in outputs.numpy()]
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
@@ -114,6 +121,12 @@ class SavedModelTranslator:
         export's ``scored`` (one) or ``n_best`` signature."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
+        if request.prefixes(sentences) is not None:
+            raise RequestError(
+                "A SavedModel continues target prefixes without scores (its 'prefixed' "
+                "signature); for scored or n-best translations of a prefix use the work "
+                "directory (--workdir) or a CTranslate2 export (--ctranslate2)."
+            )
         signature = self._signature(SCORED if n_best == 1 else N_BEST)
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
@@ -154,8 +167,8 @@ class SavedModelTranslator:
         of an earlier version lacks it."""
         if name not in self.loaded.signatures:
             raise RequestError(
-                f"This SavedModel has no '{name}' signature (it was exported before scores, "
-                "n-best lists and forced scoring): export it again with export.py."
+                f"This SavedModel has no '{name}' signature (it was exported by an earlier "
+                "version): export it again with export.py."
             )
         return self.loaded.signatures[name]
 

@@ -27,15 +27,16 @@ from exports.contract import (
     LANGUAGES_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
     N_BEST,
+    PREFIXED,
     SCORED,
     SCORED_OUTPUTS,
     SERVING_DEFAULT,
     SOURCE_LENGTHS,
     SOURCE_PIECES,
-    TARGET,
     TARGET_LANG,
     TARGET_PIECES,
     TEXT,
+    TEXT_PAIR_INPUTS,
     TRANSLATION,
 )
 
@@ -67,7 +68,8 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         SERVING_DEFAULT: _signature(translator, _translation),
         SCORED: _signature(translator, _scored),
         N_BEST: _signature(translator, _n_best),
-        FORCED_SCORE: _forced_score_signature(translator),
+        FORCED_SCORE: _text_pair_signature(translator, FORCED_SCORE, _forced_score),
+        PREFIXED: _text_pair_signature(translator, PREFIXED, _prefixed),
     }
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
         signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
@@ -112,19 +114,34 @@ def _signature(translator: ModelTranslator, outputs) -> tf.types.experimental.Co
     return function.get_concrete_function(text)
 
 
-def _forced_score_signature(translator: ModelTranslator) -> tf.types.experimental.ConcreteFunction:
-    """``forced_score``'s concrete function: ``text``, ``target`` (and ``target_lang`` for a
-    multilingual model) -> :data:`FORCED_SCORE_OUTPUTS`."""
+def _forced_score(
+    translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor, target: tf.Tensor
+) -> dict:
+    scores = translator.score_targets(text, target_lang, target)
+    return dict(zip(FORCED_SCORE_OUTPUTS, scores, strict=True))
+
+
+def _prefixed(
+    translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor
+) -> dict:
+    return {TRANSLATION: translator.prefixed_batch(text, target_lang, target_prefix)}
+
+
+def _text_pair_signature(
+    translator: ModelTranslator, name: str, outputs
+) -> tf.types.experimental.ConcreteFunction:
+    """The concrete function of signature ``name``, which takes a second string column
+    (``forced_score``'s ``target``, ``prefixed``'s ``target_prefix``: the contract's
+    ``TEXT_PAIR_INPUTS``) besides ``text`` (and ``target_lang`` for a multilingual model)."""
     text = tf.TensorSpec([None], tf.string, name=TEXT)
-    target = tf.TensorSpec([None], tf.string, name=TARGET)
-
-    def outputs(text: tf.Tensor, target_lang: tf.Tensor, target: tf.Tensor) -> dict:
-        scores = translator.score_targets(text, target_lang, target)
-        return dict(zip(FORCED_SCORE_OUTPUTS, scores, strict=True))
-
+    second = tf.TensorSpec([None], tf.string, name=TEXT_PAIR_INPUTS[name])
     if translator.languages:
         target_lang = tf.TensorSpec([None], tf.string, name=TARGET_LANG)
-        function = tf.function(outputs)
-        return function.get_concrete_function(text, target_lang, target)
-    function = tf.function(lambda text, target: outputs(text, tf.fill(tf.shape(text), ""), target))
-    return function.get_concrete_function(text, target)
+        function = tf.function(
+            lambda text, target_lang, second: outputs(translator, text, target_lang, second)
+        )
+        return function.get_concrete_function(text, target_lang, second)
+    function = tf.function(
+        lambda text, second: outputs(translator, text, tf.fill(tf.shape(text), ""), second)
+    )
+    return function.get_concrete_function(text, second)

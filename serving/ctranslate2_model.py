@@ -30,6 +30,7 @@ from exports.contract import (
     LENGTH,
     LOG_PROB,
     N_BEST,
+    PREFIXED,
     SCORE,
     SCORED,
     SERVING_DEFAULT,
@@ -38,6 +39,7 @@ from exports.contract import (
     TARGET,
     TARGET_LANG,
     TARGET_PIECES,
+    TARGET_PREFIX,
     TEXT,
     TOKEN_LOG_PROBS,
     TRANSLATION,
@@ -94,12 +96,20 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         scores = translator.score_batch(named[TEXT], named[TARGET], named.get(TARGET_LANG))
         return _forced_score_columns(scores)
 
+    def prefixed(*columns: list[str]) -> dict[str, np.ndarray]:
+        named = dict(zip(inputs[PREFIXED], columns, strict=True))
+        texts = translator.translate_batch(
+            named[TEXT], named.get(TARGET_LANG), named[TARGET_PREFIX]
+        )
+        return {TRANSLATION: _strings(texts)}
+
     runs = {
         SERVING_DEFAULT: translation,
         CROSS_ATTENTION: cross_attention,
         SCORED: scored,
         N_BEST: n_best,
         FORCED_SCORE: forced_score,
+        PREFIXED: prefixed,
     }
     signatures = {
         signature: Signature(

@@ -84,7 +84,7 @@ def test_every_hypothesis_starts_with_the_prefix_and_scores_it_as_its_own(make_m
         np.testing.assert_array_equal(alone.ids[0], expected.ids[row, :, : alone.ids.shape[2]])
 
 
-def test_sampling_and_greedy_search_go_on_from_the_prefix_and_a_long_one_is_cut(
+def test_sampling_goes_on_from_the_prefix_and_a_long_one_is_cut_at_each_sentences_limit(
     make_model, sources
 ):
     model = make_model(scale=2.0)
@@ -95,5 +95,9 @@ def test_sampling_and_greedy_search_go_on_from_the_prefix_and_a_long_one_is_cut(
     assert np.all(sampled[:, :3] == 7) and sampled.shape[1] > 3
     long_prefix = tf.fill([6, 40], 7)  # longer than any sentence's output may be
     greedy = greedy_search(model, sources, GREEDY, target_prefix=long_prefix).numpy()
-    buffer_length = round(1.0 * sources.shape[1] + 4)
-    assert greedy.shape[1] == buffer_length and np.all(greedy == 7)
+    beam, _ = beam_search(model, sources, OPTIONS, target_prefix=long_prefix)
+    # Each cut at its own sentence's limit, as alone: round(1.0 * source_length + 4) tokens.
+    own_limits = np.sum(np.asarray(sources) != PAD_ID, axis=1) + 4
+    for ids in (greedy, beam.numpy()):
+        assert np.all(np.sum(ids != PAD_ID, axis=1) == own_limits)
+        assert np.all(ids[ids != PAD_ID] == 7)

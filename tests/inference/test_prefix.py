@@ -1,0 +1,91 @@
+"""Target prefixes through the translation request: a work directory, its SavedModel, its
+CTranslate2 export and translate.py agree on the tiny run (greedy search, the same weights)."""
+
+from __future__ import annotations
+
+import pytest
+
+from common.translation import RequestError, TranslationRequest
+from exports.ctranslate2 import CTranslate2Translator
+from exports.saved_model import SavedModelTranslator
+from inference.loading import load_translator
+from tests.script_runner import run_in_process
+
+SENTENCES = [
+    "Ein Hund rennt über die Wiese.",
+    "Zwei Männer stehen auf einer Straße.",
+    "Eine Frau liest ein Buch.",
+    "Ja",
+]
+
+
+@pytest.fixture(scope="module")
+def runtimes(tiny_run, tiny_saved_model, tiny_ctranslate2):
+    """The tiny run's latest checkpoint (greedy, graph search) and its two exports."""
+    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
+    return {
+        "workdir": translator,
+        "saved_model": SavedModelTranslator(tiny_saved_model),
+        "ctranslate2": CTranslate2Translator(tiny_ctranslate2, threads=1),
+    }
+
+
+def test_every_runtime_continues_each_rows_prefix_and_its_own_start_gives_it_back(runtimes):
+    plain = runtimes["workdir"].translate(SENTENCES, progress=False)
+    own_starts = TranslationRequest(target_prefix=[" ".join(t.split()[:2]) for t in plain])
+    # Rows of one request differ: a foreign start, none, the model's own.
+    foreign = ["Ein Mann", "", plain[2].split()[0], "The cat sat"]
+    mixed = TranslationRequest(target_prefix=foreign)
+    continued = runtimes["workdir"].translate(SENTENCES, mixed, progress=False)
+    assert continued[0].startswith("Ein Mann") and continued[3].startswith("The cat sat")
+    assert continued[1] == plain[1] and continued[2] == plain[2]
+    for name, translator in runtimes.items():
+        assert translator.translate(SENTENCES, own_starts, progress=False) == plain, name
+        assert translator.translate(SENTENCES, mixed, batch_size=2, progress=False) == continued, (
+            name
+        )
+
+
+def test_scored_continuations_agree_and_an_export_says_what_scores_them(runtimes):
+    request = TranslationRequest(target_prefix=["Ein Mann", "", "Eine", "The cat sat"])
+    continued = runtimes["workdir"].translate(SENTENCES, request, progress=False)
+    ours = runtimes["workdir"].hypotheses(SENTENCES, request, progress=False)
+    theirs = runtimes["ctranslate2"].hypotheses(SENTENCES, request, progress=False)
+    assert [row[0].text for row in ours] == [row[0].text for row in theirs] == continued
+    for (our,), (their,) in zip(ours, theirs, strict=True):
+        assert their.token_log_probs == pytest.approx(our.token_log_probs, abs=1e-4)
+    with pytest.raises(RequestError, match="continues target prefixes without scores"):
+        runtimes["saved_model"].hypotheses(SENTENCES, request, progress=False)
+    for translator in runtimes.values():
+        with pytest.raises(RequestError, match="one target prefix for each sentence: got 1 for 4"):
+            translator.translate(SENTENCES, TranslationRequest(target_prefix=["A"]))
+    with pytest.raises(RequestError, match="a list of strings, one for each sentence"):
+        TranslationRequest(target_prefix="A dog")
+
+
+def test_translate_py_reads_a_prefix_a_line_and_names_a_file_that_does_not_pair_up(
+    tiny_run, runtimes, tmp_path
+):
+    source, starts, short = tmp_path / "in.txt", tmp_path / "starts.txt", tmp_path / "short.txt"
+    source.write_text("".join(f"{s}\n" for s in SENTENCES), encoding="utf-8")
+    starts.write_text("Ein Mann\n\nEine\nThe cat sat\n", encoding="utf-8")
+    short.write_text("Ein Mann\n", encoding="utf-8")
+    request = TranslationRequest(target_prefix=["Ein Mann", "", "Eine", "The cat sat"])
+    expected = runtimes["workdir"].translate(SENTENCES, request, progress=False)
+    workdir = [f"--workdir={tiny_run[0]}", "--checkpoint=latest"]
+    run = run_in_process("translate.py", *workdir, f"--input={source}", f"--target_prefix={starts}")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == expected
+    for flags, message in {
+        (f"--input={source}", f"--target_prefix={short}"): (
+            f"error: --target_prefix={short}: Give one target prefix for each sentence: got 1 "
+            "for 4 sentences."
+        ),
+        (f"--target_prefix={starts}",): "error: --target_prefix gives a line for each line",
+        (f"--input={source}", f"--target_prefix={tmp_path / 'none.txt'}"): (
+            "error: --target_prefix: cannot read"
+        ),
+    }.items():
+        run = run_in_process("translate.py", *workdir, *flags)
+        assert run.returncode == 1 and run.stderr.strip().startswith(message), run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1

@@ -10,6 +10,7 @@ python translate.py --workdir=DIR --n_best=4 --with_scores --input=in.txt   # 4 
 python translate.py --workdir=DIR --output_format=jsonl --input=in.txt      # scores as JSON
 python translate.py --workdir=DIR --sampling_topk=10 --seed=1 --input=in.txt  # sampled
 python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt  # continued
+python translate.py --workdir=DIR --input=in.txt --alignments=hard  # "TEXT ||| 0-0 1-1 ..."
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
 """
@@ -25,7 +26,13 @@ from absl import flags
 from cli.errors import run_main
 from cli.runtime_flags import define_runtime_flags
 from cli.sampling_flags import define_sampling_flags
-from cli.translation_output import OUTPUT_FORMATS, format_hypotheses, one_line
+from cli.translation_output import (
+    ALIGNMENT_KINDS,
+    OUTPUT_FORMATS,
+    alignment_output,
+    format_hypotheses,
+    one_line,
+)
 from common.files import atomic_write_text
 from common.language_tags import UnknownLanguageError, check_language
 from common.translation import RequestError, TranslationRequest, Translator
@@ -56,6 +63,13 @@ _OUTPUT_FORMAT = flags.DEFINE_enum(
     list(OUTPUT_FORMATS),
     "text: a line per hypothesis; jsonl: a JSON object per sentence with every hypothesis' "
     "translation, score, log_prob, length and confidence.",
+)
+_ALIGNMENTS = flags.DEFINE_enum(
+    "alignments",
+    None,
+    list(ALIGNMENT_KINDS),
+    "Write each translation's word alignment with its source: hard (Pharaoh links 'i-j', "
+    "source word - target word) or soft (per subword, the attention weights).",
 )
 SWITCH_LANGUAGE = ":lang"
 _PLOT_ATTENTION = flags.DEFINE_string(
@@ -139,12 +153,32 @@ def translations(
     progress: bool,
 ) -> str:
     """The text ``translate.py`` writes for ``sentences``: a translation a line, or each
-    sentence's hypotheses as --with_scores and --output_format ask."""
+    sentence's hypotheses as --with_scores and --output_format ask, each with its alignment
+    with --alignments."""
+    kind, output_format = _ALIGNMENTS.value, _OUTPUT_FORMAT.value
     if plain(request):
-        lines = translator.translate(sentences, request, _BATCH_SIZE.value, progress)
-        return "".join(one_line(line) + "\n" for line in lines)
+        texts = translator.translate(sentences, request, _BATCH_SIZE.value, progress)
+        lines = [one_line(text) for text in texts]
+        if kind is not None:
+            aligned = translator.align(sentences, texts, request, _BATCH_SIZE.value, progress)
+            lines = [
+                f"{line} ||| {alignment_output(alignment, kind, output_format)}"
+                for line, alignment in zip(lines, aligned, strict=True)
+            ]
+        return "".join(line + "\n" for line in lines)
     rows = translator.hypotheses(sentences, request, _BATCH_SIZE.value, progress)
-    return "".join(format_hypotheses(row, _OUTPUT_FORMAT.value, _WITH_SCORES.value) for row in rows)
+    alignments = [None] * len(rows)
+    if kind is not None:
+        sources = [sentence for sentence, row in zip(sentences, rows, strict=True) for _ in row]
+        targets = [hypothesis.text for row in rows for hypothesis in row]
+        aligned = iter(translator.align(sources, targets, request, _BATCH_SIZE.value, progress))
+        alignments = [
+            [alignment_output(next(aligned), kind, output_format) for _ in row] for row in rows
+        ]
+    return "".join(
+        format_hypotheses(row, output_format, _WITH_SCORES.value, row_alignments)
+        for row, row_alignments in zip(rows, alignments, strict=True)
+    )
 
 
 def switch_language(

@@ -24,6 +24,7 @@ from typing import Protocol, TypeVar
 
 from tqdm import tqdm
 
+from common.alignment import Alignment
 from common.errors import UserError
 from common.language_tags import check_language
 
@@ -250,6 +251,19 @@ class Translator(Protocol):
     ) -> list[Hypothesis]:
         """Forced decoding: each target scored as a translation of its source (a
         :class:`Hypothesis` of the target, with ``token_log_probs``), in their order."""
+        ...
+
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Alignment]:
+        """Each target's word alignment with its source (:class:`common.alignment.Alignment`:
+        Pharaoh links and the soft alignment), read off the model's attention as it writes the
+        target: any translation, the model's own (:meth:`translate`'s) or given."""
         ...
 
     def truncation_warnings(

@@ -52,8 +52,7 @@ def next_token_log_probs(
     log of its members' mean probability, as in its search."""
     members = model.models if isinstance(model, Ensemble) else [model]
     log_probs = [
-        tf.nn.log_softmax(member((source_ids, target_in_ids), training=False))
-        for member in members
+        tf.nn.log_softmax(member((source_ids, target_in_ids), training=False)) for member in members
     ]
     if len(log_probs) == 1:
         return log_probs[0]

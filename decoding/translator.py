@@ -15,8 +15,9 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from common.alignment import Alignment
 from common.language_tags import unknown_language_message
-from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from common.special_tokens import EOS_ID, PAD_ID
 from common.translation import (
     Hypothesis,
     Sampling,
@@ -29,6 +30,7 @@ from common.translation import (
     truncation_warnings,
 )
 from data_pipeline.multilingual import defuse_in_graph, tag_in_graph
+from decoding.alignment import alignment_attention, cross_attention_weights
 from decoding.beam import Hypotheses, n_best_search
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
@@ -58,6 +60,20 @@ class CrossAttention(NamedTuple):
     """
 
     translation: tf.Tensor
+    source_pieces: tf.Tensor
+    target_pieces: tf.Tensor
+    attention: tf.Tensor
+
+
+class TargetAlignment(NamedTuple):
+    """What ``ModelTranslator.align_targets`` returns (tensors; padding: ``""`` and 0).
+
+    source_pieces: ``(batch, source_len)``: the pieces read, EOS included.
+    target_pieces: ``(batch, target_len)``: the given target's pieces, EOS included.
+    attention: ``(batch, target_len, source_len)`` float32: the alignment's attention
+        (:func:`decoding.alignment.alignment_attention`).
+    """
+
     source_pieces: tf.Tensor
     target_pieces: tf.Tensor
     attention: tf.Tensor
@@ -285,6 +301,21 @@ class ModelTranslator(tf.Module):
         length = tf.reduce_sum(tf.cast(target_ids != PAD_ID, tf.int32), axis=1)
         return TargetScores(forced.scores, forced.log_probs, length, forced.token_log_probs)
 
+    @tf.function(input_signature=SCORING_SIGNATURE, autograph=False)
+    def align_targets(
+        self, text: tf.Tensor, target_lang: tf.Tensor, target: tf.Tensor
+    ) -> TargetAlignment:
+        """Forced alignment: where the model looks in ``text`` as it writes each piece of the
+        given ``target`` (read as :meth:`score_targets` reads it), from the alignment's
+        attention (:mod:`decoding.alignment`)."""
+        source_ids = self._source_ids(text, target_lang)
+        target_ids = self._target_ids(target, with_eos=True)
+        return TargetAlignment(
+            self._pieces(source_ids, source_ids != PAD_ID),
+            self._pieces(target_ids, target_ids != PAD_ID),
+            alignment_attention(self.model, source_ids, target_ids),
+        )
+
     def sampler(self, sampling: Sampling) -> Callable[..., tf.Tensor]:
         """A graph function ``(text, target_lang, target_prefix, seeds) -> translations``:
         ``(batch,)`` strings, each row sampled (:func:`~decoding.sampling.sample_search`) from
@@ -330,21 +361,11 @@ class ModelTranslator(tf.Module):
         """
         source_ids = self._source_ids(text, target_lang)
         output_ids = self._output_ids(source_ids)
-        bos = tf.fill([tf.shape(output_ids)[0], 1], tf.constant(BOS_ID, output_ids.dtype))
-        memory, memory_mask = self.model.encode(source_ids)
-        _, weights = self.model.decode(
-            tf.concat([bos, output_ids[:, :-1]], axis=1),
-            memory,
-            memory_mask,
-            return_attention_scores=True,
-        )
-        source_real, target_real = source_ids != PAD_ID, output_ids != PAD_ID
-        visible = target_real[:, None, :, None] & source_real[:, None, None, :]
         return CrossAttention(
             translation=self.tokenizer.detokenize(output_ids),
-            source_pieces=self._pieces(source_ids, source_real),
-            target_pieces=self._pieces(output_ids, target_real),
-            attention=tf.where(visible, tf.cast(weights[-1], tf.float32), 0.0),
+            source_pieces=self._pieces(source_ids, source_ids != PAD_ID),
+            target_pieces=self._pieces(output_ids, output_ids != PAD_ID),
+            attention=cross_attention_weights(self.model, source_ids, output_ids)[-1],
         )
 
     def _source_ids(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
@@ -478,6 +499,42 @@ class ModelTranslator(tf.Module):
             return scored_targets(batch, *(tensor.numpy().tolist() for tensor in result))
 
         return translate_in_batches(score_rows, sources, batch_size, progress, "score")
+
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Alignment]:
+        """Each ``(source, target)`` pair's word alignment (:meth:`align_targets`)."""
+        language = request.language(self.languages)
+        check_pairs(sources, targets)
+
+        def align_rows(rows: list[int]) -> list[Alignment]:
+            text, target_lang = request_columns([sources[row] for row in rows], language)
+            target = tf.constant([targets[row] for row in rows], tf.string, shape=[len(rows)])
+            return alignments(*self.align_targets(text, target_lang, target))
+
+        return translate_in_batches(align_rows, sources, batch_size, progress, "align")
+
+
+def alignments(
+    source_pieces: tf.Tensor, target_pieces: tf.Tensor, attention: tf.Tensor
+) -> list[Alignment]:
+    """A batch's ``(batch, source_len)`` and ``(batch, target_len)`` pieces (``""`` past an
+    end) and ``(batch, target_len, source_len)`` attention as :class:`Alignment` values."""
+    return [
+        Alignment(
+            [piece.decode("utf-8", errors="replace") for piece in sources],
+            [piece.decode("utf-8", errors="replace") for piece in targets],
+            weights,
+        )
+        for sources, targets, weights in zip(
+            source_pieces.numpy(), target_pieces.numpy(), attention.numpy().tolist(), strict=True
+        )
+    ]
 
 
 def request_columns(sentences: Sequence[str], language: str | None) -> tuple[tf.Tensor, tf.Tensor]:

@@ -24,6 +24,11 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
 * ``prefixed``: the same inputs and ``target_prefix`` (tf.string ``[None]``: each translation's
   start, ``""`` for none) -> ``translation``: ``serving_default``'s search going on from each
   prefix (the translation includes it).
+* ``alignment``: the same inputs and ``target`` (each sentence's given translation) ->
+  ``source_pieces`` ``(batch, source_len)``, ``target_pieces`` ``(batch, target_len)`` (EOS
+  included, ``""`` past the end) and ``attention`` ``(batch, target_len, source_len)`` float32:
+  the alignment's (the heads' mean of the decoder layer before the last) as each target piece is
+  predicted; ``common.alignment`` makes word alignments of them.
 * ``forced_score``: the same inputs and ``target`` (tf.string ``[None]``: each sentence's given
   translation) -> ``score``, ``log_prob``, ``length`` ``(batch,)`` and ``token_log_probs``
   ``(batch, target_len)`` float32 (0 past a target's end): forced decoding.
@@ -57,7 +62,7 @@ SERVING_DEFAULT = "serving_default"
 CROSS_ATTENTION = "cross_attention"
 TEXT, TARGET_LANG = "text", "target_lang"
 SCORED, N_BEST, FORCED_SCORE = "scored", "n_best", "forced_score"
-PREFIXED = "prefixed"
+PREFIXED, ALIGNMENT = "prefixed", "alignment"
 TARGET, TARGET_PREFIX = "target", "target_prefix"
 TRANSLATION = "translation"
 SOURCE_PIECES, TARGET_PIECES, ATTENTION = "source_pieces", "target_pieces", "attention"
@@ -92,9 +97,14 @@ SIGNATURE_OUTPUTS = {
     N_BEST: SCORED_OUTPUTS,
     FORCED_SCORE: FORCED_SCORE_OUTPUTS,
     PREFIXED: {TRANSLATION: ("DT_STRING", 1)},
+    ALIGNMENT: {
+        SOURCE_PIECES: ("DT_STRING", 2),
+        TARGET_PIECES: ("DT_STRING", 2),
+        ATTENTION: ("DT_FLOAT", 3),
+    },
 }
 # The string input of each signature that takes one besides the sources.
-TEXT_PAIR_INPUTS = {FORCED_SCORE: TARGET, PREFIXED: TARGET_PREFIX}
+TEXT_PAIR_INPUTS = {FORCED_SCORE: TARGET, PREFIXED: TARGET_PREFIX, ALIGNMENT: TARGET}
 # What the exported SavedModel object holds besides its signatures.
 BEAM_SIZE_VARIABLE = "beam_size_variable"
 MAX_SOURCE_LENGTH_VARIABLE = "max_source_length_variable"
@@ -112,8 +122,8 @@ QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
 
 def signature_inputs(languages: Sequence[str], signature: str = SERVING_DEFAULT) -> tuple[str, ...]:
     """The inputs of ``signature`` of a model of ``languages`` (() for one target language),
-    sorted as TensorFlow Serving lists them: ``forced_score`` also takes ``target``, and
-    ``prefixed`` ``target_prefix`` (:data:`TEXT_PAIR_INPUTS`)."""
+    sorted as TensorFlow Serving lists them: ``forced_score`` and ``alignment`` also take
+    ``target``, and ``prefixed`` ``target_prefix`` (:data:`TEXT_PAIR_INPUTS`)."""
     inputs = (TARGET_LANG, TEXT) if languages else (TEXT,)
     if signature in TEXT_PAIR_INPUTS:
         return tuple(sorted((*inputs, TEXT_PAIR_INPUTS[signature])))

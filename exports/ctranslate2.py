@@ -45,6 +45,7 @@ from typing import TypeVar
 import ctranslate2
 import sentencepiece
 
+from common.alignment import Alignment
 from common.errors import ConfigError
 from common.language_tags import (
     UnknownLanguageError,
@@ -332,6 +333,54 @@ class CTranslate2Translator:
             for target, log_probs in zip(targets, self._token_log_probs(pairs), strict=True)
         ]
 
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Alignment]:
+        """Word alignments from the attention CTranslate2 returns with each target forced as
+        the target prefix (read as :meth:`score` reads it): the export's alignment heads, which
+        ``inference.ctranslate2_export`` sets to ours (``decoding.alignment``; an export of an
+        earlier version gives its last layer's first head)."""
+        language = request.language(self.languages)
+        check_pairs(sources, targets)
+
+        def align_rows(rows: list[int]) -> list[Alignment]:
+            batch_sources = [sources[row] for row in rows]
+            batch_targets = [targets[row] for row in rows]
+            return self.align_batch(batch_sources, batch_targets, [language] * len(rows))
+
+        return translate_in_batches(align_rows, sources, batch_size, progress, "align")
+
+    def align_batch(
+        self,
+        sources: list[str],
+        targets: list[str],
+        target_langs: Sequence[str | None] | None = None,
+    ) -> list[Alignment]:
+        """:meth:`align` of one batch, each row into its own target language."""
+        check_pairs(sources, targets)
+        source_pieces = self._sources(sources, target_langs)
+        texts = [defused(target) for target in targets] if self.languages else targets
+        target_pieces = self.tokenizer.encode(texts, out_type=str)
+        if not sources:
+            return []
+        results = self.translator.translate_batch(
+            source_pieces,
+            target_prefix=target_pieces,
+            beam_size=1,
+            max_decoding_length=max(1, *map(len, target_pieces)),
+            min_decoding_length=0,
+            return_attention=True,
+        )
+        return [
+            Alignment(source, target, result.attention[0][: len(target)])
+            for source, target, result in zip(source_pieces, target_pieces, results, strict=True)
+        ]
+
     def _token_log_probs(self, pairs: list[tuple[list[str], list[str]]]) -> list[list[float]]:
         """Each ``(source pieces, output pieces)`` pair's tokens' log-probabilities over the
         whole vocabulary, by ``score_batch``: EOS's included when the output ends with one (one
@@ -358,7 +407,9 @@ class CTranslate2Translator:
         self, sentences: list[str], target_langs: Sequence[str | None] | None = None
     ) -> list[CrossAttention]:
         """Translations of one batch with the attention CTranslate2 returns: the export's
-        alignment head (the first head of the last decoder layer), a row for each output piece
+        alignment heads (``decoding.alignment``'s: the heads' mean of the decoder layer before
+        the last; an export of an earlier version: the last layer's first head), a row for each
+        output piece
         (``</s>`` included) over the source pieces (CTranslate2 leaves out the source's ``</s>``,
         so a row sums to at most 1).
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
+from common.alignment import Alignment
 from common.language_tags import tagged
 from common.translation import (
     Hypothesis,
@@ -33,6 +34,7 @@ from common.translation import (
     truncation_warnings,
 )
 from exports.contract import (
+    ALIGNMENT,
     BEAM_SIZE_VARIABLE,
     FORCED_SCORE,
     FORCED_SCORE_OUTPUTS,
@@ -43,6 +45,7 @@ from exports.contract import (
     SCORED,
     SCORED_OUTPUTS,
     SERVING_DEFAULT,
+    SIGNATURE_OUTPUTS,
     SOURCE_LENGTHS,
     TARGET,
     TARGET_LANG,
@@ -162,6 +165,31 @@ class SavedModelTranslator:
 
         return translate_in_batches(score_rows, sources, batch_size, progress, "score")
 
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        batch_size: int = 64,
+        progress: bool = True,
+    ) -> list[Alignment]:
+        """Word alignments from the export's ``alignment`` signature."""
+        language = request.language(self.languages)
+        check_pairs(sources, targets)
+        signature = self._signature(ALIGNMENT)
+
+        def align_rows(rows: list[int]) -> list[Alignment]:
+            inputs = self._inputs([sources[row] for row in rows], language)
+            target = tf.constant([targets[row] for row in rows], tf.string)
+            outputs = signature(**inputs, **{TARGET: target})
+            columns = [outputs[name].numpy().tolist() for name in SIGNATURE_OUTPUTS[ALIGNMENT]]
+            return [
+                Alignment(_texts(source_pieces), _texts(target_pieces), weights)
+                for source_pieces, target_pieces, weights in zip(*columns, strict=True)
+            ]
+
+        return translate_in_batches(align_rows, sources, batch_size, progress, "align")
+
     def _signature(self, name: str):
         """The export's signature ``name``; a RequestError naming what to do when an export
         of an earlier version lacks it."""
@@ -205,3 +233,7 @@ class SavedModelTranslator:
         if language is not None:
             inputs[TARGET_LANG] = tf.fill([len(batch)], language)
         return inputs
+
+
+def _texts(values: Sequence[bytes]) -> list[str]:
+    return [value.decode("utf-8", errors="replace") for value in values]

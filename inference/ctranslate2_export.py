@@ -39,6 +39,7 @@ from ctranslate2.specs import common_spec, transformer_spec
 from common.files import atomic_directory, write_json
 from common.metrics import bleu
 from data_pipeline import load_direction_splits, multilingual
+from decoding.alignment import alignment_layer
 from decoding.ensemble import Ensemble
 from decoding.translator import ModelTranslator
 from exports.contract import (
@@ -104,8 +105,14 @@ class TransformerConverter(ctranslate2.converters.Converter):
         encoder = transformer_spec.TransformerEncoderSpec(
             model.num_layers, model.num_heads, pre_norm=model.norm_first
         )
+        # CTranslate2's attention (return_attention) is our alignment's: the heads' mean of
+        # the layer decoding.alignment chooses.
         decoder = transformer_spec.TransformerDecoderSpec(
-            model.num_decoder_layers, model.num_heads, pre_norm=model.norm_first
+            model.num_decoder_layers,
+            model.num_heads,
+            pre_norm=model.norm_first,
+            alignment_layer=alignment_layer(model.num_decoder_layers),
+            alignment_heads=model.num_heads,
         )
         positions = positional_encoding(tf.range(self.max_positions), model.d_model).numpy()
         encoder.embeddings[0].weight = model.source_embedding.embedding.embeddings.numpy()

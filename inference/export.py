@@ -19,6 +19,7 @@ from common.files import atomic_directory
 from decoding.ensemble import Ensemble
 from decoding.translator import ModelTranslator
 from exports.contract import (
+    ALIGNMENT,
     ATTENTION,
     BEAM_SIZE_VARIABLE,
     CROSS_ATTENTION,
@@ -70,6 +71,7 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         N_BEST: _signature(translator, _n_best),
         FORCED_SCORE: _text_pair_signature(translator, FORCED_SCORE, _forced_score),
         PREFIXED: _text_pair_signature(translator, PREFIXED, _prefixed),
+        ALIGNMENT: _text_pair_signature(translator, ALIGNMENT, _alignment),
     }
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
         signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
@@ -119,6 +121,17 @@ def _forced_score(
 ) -> dict:
     scores = translator.score_targets(text, target_lang, target)
     return dict(zip(FORCED_SCORE_OUTPUTS, scores, strict=True))
+
+
+def _alignment(
+    translator: ModelTranslator, text: tf.Tensor, target_lang: tf.Tensor, target: tf.Tensor
+) -> dict:
+    aligned = translator.align_targets(text, target_lang, target)
+    return {
+        SOURCE_PIECES: aligned.source_pieces,
+        TARGET_PIECES: aligned.target_pieces,
+        ATTENTION: aligned.attention,
+    }
 
 
 def _prefixed(

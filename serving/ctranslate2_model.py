@@ -3,8 +3,9 @@ signatures as the project's SavedModel, without TensorFlow (ctranslate2 and sent
 
 ``serving_default`` maps ``text`` to ``translation`` (a multilingual export's signatures take
 ``target_lang`` too, one per row, as the SavedModel's); ``cross_attention`` adds the pieces read
-and written and the attention CTranslate2 returns: one head (the export's alignment head, the
-first of the last decoder layer), as ``attention`` ``(batch, 1, output pieces, source pieces)``,
+and written and the attention CTranslate2 returns: one map (the export's alignment heads: the
+heads' mean of the decoder layer before the last), as ``attention`` ``(batch, 1, output pieces,
+source pieces)``,
 padded like the SavedModel's (pieces ``""``, weights 0). The search is the export's
 (``decoding.json``: beam size, CTranslate2's length penalty, our output length limits).
 
@@ -21,8 +22,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from common.alignment import Alignment
 from common.translation import Hypothesis
 from exports.contract import (
+    ALIGNMENT,
     ATTENTION,
     CROSS_ATTENTION,
     CTRANSLATE2_MODEL_FILE,
@@ -96,6 +99,11 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         scores = translator.score_batch(named[TEXT], named[TARGET], named.get(TARGET_LANG))
         return _forced_score_columns(scores)
 
+    def alignment(*columns: list[str]) -> dict[str, np.ndarray]:
+        named = dict(zip(inputs[ALIGNMENT], columns, strict=True))
+        aligned = translator.align_batch(named[TEXT], named[TARGET], named.get(TARGET_LANG))
+        return _alignment_columns(aligned)
+
     def prefixed(*columns: list[str]) -> dict[str, np.ndarray]:
         named = dict(zip(inputs[PREFIXED], columns, strict=True))
         texts = translator.translate_batch(
@@ -110,6 +118,7 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         N_BEST: n_best,
         FORCED_SCORE: forced_score,
         PREFIXED: prefixed,
+        ALIGNMENT: alignment,
     }
     signatures = {
         signature: Signature(
@@ -183,6 +192,23 @@ def _forced_score_columns(scores: list[Hypothesis]) -> dict[str, np.ndarray]:
         LOG_PROB: np.array([scored.log_prob for scored in scores], np.float32),
         LENGTH: np.array([scored.length for scored in scores], np.int32),
         TOKEN_LOG_PROBS: tokens,
+    }
+
+
+def _alignment_columns(alignments: list[Alignment]) -> dict[str, np.ndarray]:
+    """Alignments as the SavedModel's ``alignment`` outputs, padded (pieces ``""``, weights 0;
+    CTranslate2's have no ``</s>``)."""
+    source_width = max((len(a.source_pieces) for a in alignments), default=0)
+    target_width = max((len(a.target_pieces) for a in alignments), default=0)
+    attention = np.zeros([len(alignments), target_width, source_width], np.float32)
+    for row, aligned in enumerate(alignments):
+        weights = np.asarray(aligned.attention, np.float32)
+        if weights.size:
+            attention[row, : weights.shape[0], : weights.shape[1]] = weights
+    return {
+        SOURCE_PIECES: _padded_pieces([list(a.source_pieces) for a in alignments], source_width),
+        TARGET_PIECES: _padded_pieces([list(a.target_pieces) for a in alignments], target_width),
+        ATTENTION: attention,
     }
 
 

@@ -51,5 +51,6 @@ def test_data_scaling_runs_on_a_small_corpus(multi30k_dir):
     assert 0 < float(data_position_mb) < 2  # 6,000 pairs of strings: about 1 MB
     assert int(tokens_per_s) > 0
     for figure in ("peak memory", "target tokens/s"):
-        assert re.search(rf"^RESULT {figure}, largest / smallest first run: [\d.]+$", run.stdout,
-                         flags=re.M)
+        assert re.search(
+            rf"^RESULT {figure}, largest / smallest first run: [\d.]+$", run.stdout, flags=re.M
+        )

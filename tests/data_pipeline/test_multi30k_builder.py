@@ -74,7 +74,9 @@ def test_czech_has_three_splits(multi30k_dir, tfds_dir, monkeypatch, raw_lines):
         "multi30k/cs-en", ["train", "validation", "test2016"], data_dir=tfds_dir
     )
     assert {s: int(ds.cardinality()) for s, ds in splits.items()} == {
-        "train": 29_000, "validation": 1_014, "test2016": 1_000
+        "train": 29_000,
+        "validation": 1_014,
+        "test2016": 1_000,
     }
     builder = tfds.builder("multi30k/cs-en", data_dir=tfds_dir)
     assert set(builder.info.splits.keys()) == {"train", "validation", "test2016"}
@@ -181,7 +183,8 @@ def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
 
     # With intact "downloads" the data set is prepared from them.
     monkeypatch.setattr(
-        tfds.download.DownloadManager, "download",
+        tfds.download.DownloadManager,
+        "download",
         lambda self, urls: {name: Path(multi30k_dir, name) for name in urls},
     )
     ds = dp.load_translation_splits("multi30k/de-en", ["test2016"], data_dir=str(tmp_path / "b"))
@@ -273,8 +276,11 @@ def test_tokenized_references_and_file_pairs_are_in_the_files_order(
     assert builder.file_pairs("mscoco2017") == list(
         zip(raw_lines("mscoco2017", "en"), raw_lines("mscoco2017", "de"), strict=True)
     )
-    with pytest.raises(dp.DataError, match=r"no tokenized references for 'train' in 'de'; it does"
-                       r" for: validation, test2016, test2017, mscoco2017\."):
+    with pytest.raises(
+        dp.DataError,
+        match=r"no tokenized references for 'train' in 'de'; it does"
+        r" for: validation, test2016, test2017, mscoco2017\.",
+    ):
         builder.tokenized_references("train")
     czech = dp.Multi30k(config="en-cs", data_dir=tfds_dir)
     with pytest.raises(dp.DataError, match="for: validation, test2016"):
@@ -331,8 +337,11 @@ def test_tokenized_references_are_downloaded_and_verified(multi30k_dir, tmp_path
     assert (tmp_path / "tfds" / "downloads").is_dir()  # TFDS's download directory.
 
     (published / "val.lc.norm.tok.en").write_bytes(b"a truncated file\n")
-    with pytest.raises(dp.DataError, match=r"checksum mismatch for .*val\.lc\.norm\.tok\.en: "
-                       r".*a downloaded copy can be deleted"):
+    with pytest.raises(
+        dp.DataError,
+        match=r"checksum mismatch for .*val\.lc\.norm\.tok\.en: "
+        r".*a downloaded copy can be deleted",
+    ):
         builder.tokenized_references("validation")
 
 

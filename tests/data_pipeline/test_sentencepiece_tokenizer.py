@@ -239,8 +239,9 @@ def test_sampling_varies_the_segmentation_not_the_text(tokenizer, de_en_pairs):
 
 
 def test_sampling_needs_a_unigram_model_and_a_valid_alpha(tokenizer, tmp_path):
-    path = dp.train_sentencepiece(["Ein Hund.", "A dog."] * 50, str(tmp_path / "bpe"), 280,
-                                  model_type="bpe")
+    path = dp.train_sentencepiece(
+        ["Ein Hund.", "A dog."] * 50, str(tmp_path / "bpe"), 280, model_type="bpe"
+    )
     with pytest.raises(ValueError, match="needs a unigram SentencePiece model, not 'bpe'"):
         dp.Tokenizer.from_file(path).sampling(0.3)
     with pytest.raises(ValueError, match=r"alpha must be a number >= 0 \(0: off\), got -0.1"):

@@ -18,7 +18,9 @@ PAD, BOS, EOS = dp.PAD_ID, dp.BOS_ID, dp.EOS_ID
 def _rows(batch):
     """Yields (source, target_in, target_out) id tuples of one batch, padding removed."""
     for src, tin, tout in zip(
-        batch["source"].numpy(), batch["target_in"].numpy(), batch["target_out"].numpy(),
+        batch["source"].numpy(),
+        batch["target_in"].numpy(),
+        batch["target_out"].numpy(),
         strict=True,
     ):
         yield tuple(src[src != PAD]), tuple(tin[tin != PAD]), tuple(tout[tout != PAD])
@@ -40,8 +42,12 @@ def test_budget_and_every_example_exactly_once(tokenizer, de_en, de_en_pairs, ca
     max_length, budget = 24, 512
     caplog.set_level(logging.INFO, logger="absl")
     batches, stats = dp.make_batches_with_stats(
-        de_en["train"], tokenizer, max_length=max_length, tokens_per_batch=budget,
-        shuffle=True, seed=7,
+        de_en["train"],
+        tokenizer,
+        max_length=max_length,
+        tokens_per_batch=budget,
+        shuffle=True,
+        seed=7,
     )
     expected, dropped = _expected_examples(tokenizer, de_en_pairs["train"], max_length)
     assert dropped > 0
@@ -68,28 +74,39 @@ def test_budget_and_every_example_exactly_once(tokenizer, de_en, de_en_pairs, ca
 
 def test_teacher_forcing_pairs(tokenizer, de_en):
     batches = dp.make_batches(
-        de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
-        shuffle=False, seed=0,
+        de_en["validation"],
+        tokenizer,
+        max_length=64,
+        tokens_per_batch=1024,
+        shuffle=False,
+        seed=0,
     )
     n = 0
     for batch in batches:
-        for (src, tin, tout), raw_tin in zip(_rows(batch), batch["target_in"].numpy(),
-                                             strict=True):
+        for (src, tin, tout), raw_tin in zip(_rows(batch), batch["target_in"].numpy(), strict=True):
             n += 1
             assert src[-1] == EOS and EOS not in src[:-1] and BOS not in src
             assert tin[0] == BOS and BOS not in tin[1:] and EOS not in tin
             assert tout[-1] == EOS and EOS not in tout[:-1] and BOS not in tout
             assert tin[1:] == tout[:-1]
             assert len(tin) == len(tout)
-            assert (raw_tin[len(tin):] == PAD).all()  # Padding only at the end.
+            assert (raw_tin[len(tin) :] == PAD).all()  # Padding only at the end.
     assert n == 1014
 
 
 def test_target_tokens_decode_back(tokenizer, de_en, de_en_pairs):
-    batch = next(iter(dp.make_batches(
-        de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
-        shuffle=True, seed=3,
-    )))
+    batch = next(
+        iter(
+            dp.make_batches(
+                de_en["validation"],
+                tokenizer,
+                max_length=64,
+                tokens_per_batch=1024,
+                shuffle=True,
+                seed=3,
+            )
+        )
+    )
     english = {dp.normalize_text(t) for _, t in de_en_pairs["validation"]}
     german = {dp.normalize_text(s) for s, _ in de_en_pairs["validation"]}
     for text in tokenizer.detokenize(batch["target_out"]).numpy():
@@ -101,8 +118,9 @@ def test_target_tokens_decode_back(tokenizer, de_en, de_en_pairs):
 
 
 def _first_batches(pairs, tokenizer, seed, n=5, **kwargs):
-    ds = dp.make_batches(pairs, tokenizer, max_length=64, tokens_per_batch=1024,
-                         shuffle=True, seed=seed, **kwargs)
+    ds = dp.make_batches(
+        pairs, tokenizer, max_length=64, tokens_per_batch=1024, shuffle=True, seed=seed, **kwargs
+    )
     return [b["target_out"].numpy().tolist() for b in ds.take(n)]
 
 
@@ -114,16 +132,30 @@ def test_shuffling_is_seeded(tokenizer, de_en):
 
 @pytest.mark.parametrize("shuffle_buffer", [1014, 100])  # whole, pair by pair; 100 in blocks
 def test_every_epoch_holds_every_pair_once_in_a_new_order(tokenizer, de_en, shuffle_buffer):
-    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
-                         shuffle=True, seed=0, shuffle_buffer=shuffle_buffer)
+    ds = dp.make_batches(
+        de_en["validation"],
+        tokenizer,
+        max_length=64,
+        tokens_per_batch=1024,
+        shuffle=True,
+        seed=0,
+        shuffle_buffer=shuffle_buffer,
+    )
     epochs = [[row for batch in ds for row in batch["source"].numpy().tolist()] for _ in "ab"]
     assert sorted(epochs[0]) == sorted(epochs[1]) and len(epochs[0]) == 1014
     assert epochs[0] != epochs[1]
 
 
 def test_repeat_keeps_going(tokenizer, de_en):
-    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
-                         shuffle=True, seed=0, repeat=True)
+    ds = dp.make_batches(
+        de_en["validation"],
+        tokenizer,
+        max_length=64,
+        tokens_per_batch=1024,
+        shuffle=True,
+        seed=0,
+        repeat=True,
+    )
     examples = 0
     for batch in ds.take(200):
         examples += batch["source"].shape[0]
@@ -158,8 +190,15 @@ def test_only_unshuffled_batches_are_cached(tokenizer, de_en, shuffle, cache, al
     """``passes``: tokenizations of the whole split, the length count's included, in 2 epochs.
     Training batches (shuffled) and a sampling tokenizer tokenize every epoch anew."""
     counting = _CountingTokenizer(tokenizer.sampling(alpha) if alpha else tokenizer)
-    ds = dp.make_batches(de_en["validation"], counting, max_length=64, tokens_per_batch=1024,
-                         shuffle=shuffle, seed=0, cache=cache)
+    ds = dp.make_batches(
+        de_en["validation"],
+        counting,
+        max_length=64,
+        tokens_per_batch=1024,
+        shuffle=shuffle,
+        seed=0,
+        cache=cache,
+    )
     assert counting.count == 2 * 1014  # The length count: both sides once.
     for _ in range(2):
         for _ in ds:
@@ -178,8 +217,15 @@ def test_bucket_boundaries():
 
 
 def test_custom_boundaries_keep_the_budget(tokenizer, de_en, de_en_pairs):
-    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=40, tokens_per_batch=300,
-                         shuffle=False, seed=0, bucket_boundaries=[10, 20, 30])
+    ds = dp.make_batches(
+        de_en["validation"],
+        tokenizer,
+        max_length=40,
+        tokens_per_batch=300,
+        shuffle=False,
+        seed=0,
+        bucket_boundaries=[10, 20, 30],
+    )
     total = 0
     for batch in ds:
         b = batch["source"].shape[0]
@@ -196,11 +242,23 @@ def test_bad_arguments(tokenizer, de_en):
     with pytest.raises(ValueError, match="smaller than max_length"):
         dp.make_batches(pairs, tokenizer, max_length=128, tokens_per_batch=100, **kwargs)
     with pytest.raises(ValueError, match="increasing"):
-        dp.make_batches(pairs, tokenizer, max_length=64, tokens_per_batch=1024,
-                        bucket_boundaries=[10, 10, 20], **kwargs)
+        dp.make_batches(
+            pairs,
+            tokenizer,
+            max_length=64,
+            tokens_per_batch=1024,
+            bucket_boundaries=[10, 10, 20],
+            **kwargs,
+        )
     with pytest.raises(ValueError, match="must not exceed"):
-        dp.make_batches(pairs, tokenizer, max_length=64, tokens_per_batch=1024,
-                        bucket_boundaries=[10, 100], **kwargs)
+        dp.make_batches(
+            pairs,
+            tokenizer,
+            max_length=64,
+            tokens_per_batch=1024,
+            bucket_boundaries=[10, 100],
+            **kwargs,
+        )
     with pytest.raises(ValueError, match="No examples left"):
         dp.make_batches(pairs, tokenizer, max_length=3, tokens_per_batch=1024, **kwargs)
     with pytest.raises(ValueError, match="tf.string scalars"):
@@ -209,8 +267,13 @@ def test_bad_arguments(tokenizer, de_en):
 
 def test_empty_strings(tokenizer):
     pairs = tf.data.Dataset.from_tensor_slices((["", "Ein Hund."], ["A dog.", ""]))
-    batch = next(iter(dp.make_batches(pairs, tokenizer, max_length=16, tokens_per_batch=64,
-                                      shuffle=False, seed=0)))
+    batch = next(
+        iter(
+            dp.make_batches(
+                pairs, tokenizer, max_length=16, tokens_per_batch=64, shuffle=False, seed=0
+            )
+        )
+    )
     rows = sorted(_rows(batch), key=len)
     assert len(rows) == 2
     assert any(src == (EOS,) for src, _, _ in rows)
@@ -219,8 +282,15 @@ def test_empty_strings(tokenizer):
 
 
 def test_iterator_checkpoint_restores_position(tokenizer, de_en, tmp_path):
-    ds = dp.make_batches(de_en["validation"], tokenizer, max_length=64, tokens_per_batch=1024,
-                         shuffle=True, seed=0, repeat=True)
+    ds = dp.make_batches(
+        de_en["validation"],
+        tokenizer,
+        max_length=64,
+        tokens_per_batch=1024,
+        shuffle=True,
+        seed=0,
+        repeat=True,
+    )
     iterator = iter(ds)
     for _ in range(3):
         next(iterator)
@@ -234,8 +304,9 @@ def test_iterator_checkpoint_restores_position(tokenizer, de_en, tmp_path):
 
 def test_a_sampling_tokenizer_gives_new_segmentations_every_epoch(tokenizer, de_en):
     sampler = tokenizer.sampling(0.3)
-    ds = dp.make_batches(de_en["validation"], sampler, max_length=256, tokens_per_batch=4096,
-                         shuffle=False, seed=0)  # long enough for every segmentation
+    ds = dp.make_batches(
+        de_en["validation"], sampler, max_length=256, tokens_per_batch=4096, shuffle=False, seed=0
+    )  # long enough for every segmentation
 
     def epoch():
         ids = sorted(tout for batch in ds for _, _, tout in _rows(batch))
@@ -257,8 +328,15 @@ def test_a_sampling_pipeline_restores_into_a_new_build(tokenizer, de_en, tmp_pat
     budget, max_length = 32, 16
 
     def build():
-        return dp.make_batches(de_en["validation"], sampler, max_length=max_length,
-                               tokens_per_batch=budget, shuffle=True, seed=0, repeat=True)
+        return dp.make_batches(
+            de_en["validation"],
+            sampler,
+            max_length=max_length,
+            tokens_per_batch=budget,
+            shuffle=True,
+            seed=0,
+            repeat=True,
+        )
 
     def ids(batches):
         return [{key: value.numpy().tolist() for key, value in batch.items()} for batch in batches]

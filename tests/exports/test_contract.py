@@ -26,9 +26,7 @@ _DTYPES = {"DT_STRING": tf.string, "DT_FLOAT": tf.float32, "DT_INT32": tf.int32}
 
 @pytest.mark.slow  # its exports come through request.getfixturevalue
 @pytest.mark.parametrize("export", ["tiny_saved_model", "tiny_multilingual_saved_model"])
-def test_a_saved_model_has_the_contracts_signatures_inputs_outputs_and_variables(
-    export, request
-):
+def test_a_saved_model_has_the_contracts_signatures_inputs_outputs_and_variables(export, request):
     import tensorflow_text  # noqa: F401  (the SentencePiece ops of the graph)
 
     loaded = tf.saved_model.load(request.getfixturevalue(export))

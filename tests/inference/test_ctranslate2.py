@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from data_pipeline import Tokenizer
 from decoding.options import SearchOptions
-from decoding.translator import ModelTranslator, encode_sources, request_columns
+from decoding.translator import ModelTranslator, encode_sources
 from exports.contract import QUANTIZATIONS, ExportError
 from exports.ctranslate2 import CTranslate2Translator
 from inference.ctranslate2_export import (
@@ -208,19 +208,27 @@ def test_output_length_limits_are_ours(copy_model, tokenizer, tmp_path):
     assert len(ours[1]) < len(sentences[1])
 
 
-def test_its_attention_is_the_first_head_of_our_last_layer(copy_translators, tmp_path):
-    """What the served export's heat map shows: CTranslate2's alignment head is our last decoder
-    layer's first head (CTranslate2 leaves out the column of the source's EOS)."""
+def test_its_attention_is_our_alignments_and_a_copy_aligns_on_the_diagonal(
+    copy_translators, tmp_path
+):
+    """What the served export's heat map shows and what it aligns with: CTranslate2's alignment
+    heads are ours (the mean of the heads of the layer before the last: here the only one, of two
+    heads); CTranslate2 leaves out the column of the source's EOS, as an Alignment does."""
     translator, _ = copy_translators[4]
-    path = export_ctranslate2(translator, str(tmp_path / "ct2"))
-    sentences = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball."]
-    ours = translator.cross_attention(*request_columns(sentences, None))
-    for row, theirs in enumerate(CTranslate2Translator(path).cross_attention(sentences)):
-        targets = [p.decode() for p in ours.target_pieces[row].numpy() if p]
-        sources = [p.decode() for p in ours.source_pieces[row].numpy() if p]
-        assert theirs.target_pieces == targets and [*theirs.source_pieces, "</s>"] == sources
-        expected = ours.attention[row, 0, : len(targets), : len(sources) - 1].numpy()
-        np.testing.assert_allclose(theirs.attention, expected, atol=1e-4)
+    exported = CTranslate2Translator(export_ctranslate2(translator, str(tmp_path / "ct2")))
+    sentences = ["Ein Hund rennt über die Wiese.", "Zwei Männer spielen Fußball.", "Ja"]
+    copies = translator.translate(sentences, progress=False)
+    ours = translator.align(sentences, copies, progress=False)
+    shown = exported.cross_attention(sentences)
+    forced = exported.align(sentences, copies, progress=False)
+    for our, their_map, their in zip(ours, shown, forced, strict=True):
+        assert their_map.target_pieces == [*our.target_pieces, "</s>"]
+        np.testing.assert_allclose(their_map.attention[:-1], our.attention, atol=1e-4)
+        assert their.source_pieces == our.source_pieces
+        np.testing.assert_allclose(their.attention, our.attention, atol=1e-4)
+    for sentence, copy, our in zip(sentences, copies, ours, strict=True):
+        assert copy == sentence  # a copy: word i is word i
+        assert our.pharaoh() == " ".join(f"{i}-{i}" for i in range(len(sentence.split())))
 
 
 def test_each_sentence_of_a_batch_has_its_own_attention(copy_translators, tmp_path):

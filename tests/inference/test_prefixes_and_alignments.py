@@ -1,8 +1,11 @@
-"""Target prefixes through the translation request: a work directory, its SavedModel, its
-CTranslate2 export and translate.py agree on the tiny run (greedy search, the same weights)."""
+"""Target prefixes and word alignments: a work directory, its SavedModel, its CTranslate2
+export and translate.py agree on the tiny run (greedy search, the same weights)."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 from common.translation import RequestError, TranslationRequest
@@ -89,3 +92,64 @@ def test_translate_py_reads_a_prefix_a_line_and_names_a_file_that_does_not_pair_
         run = run_in_process("translate.py", *workdir, *flags)
         assert run.returncode == 1 and run.stderr.strip().startswith(message), run.stderr
         assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_every_runtime_aligns_a_translation_as_the_work_directory_does(runtimes):
+    translations = runtimes["workdir"].translate(SENTENCES, progress=False)
+    given = [*translations[:3], "A dog runs."]  # the model's own, and one it did not write
+    ours = runtimes["workdir"].align(SENTENCES, given, progress=False)
+    for our, sentence, target in zip(ours, SENTENCES, given, strict=True):
+        assert "".join(our.target_pieces).replace("▁", " ").strip() == target
+        assert "".join(our.source_pieces).replace("▁", " ").strip() == sentence
+        assert len(our.attention) == len(our.target_pieces)
+        assert all(0.0 < sum(row) <= 1.0 + 1e-5 for row in our.attention)
+        source_words, target_words = len(sentence.split()), len(target.split())
+        links = our.links()
+        assert {j for _, j in links} == set(range(target_words))  # each target word linked
+        assert all(0 <= i < source_words for i, _ in links)
+    for name in ("saved_model", "ctranslate2"):
+        theirs = runtimes[name].align(SENTENCES, given, batch_size=2, progress=False)
+        for our, their in zip(ours, theirs, strict=True):
+            assert (their.source_pieces, their.target_pieces) == (
+                our.source_pieces,
+                our.target_pieces,
+            ), name
+            np.testing.assert_allclose(their.attention, our.attention, atol=1e-4, err_msg=name)
+            assert their.pharaoh() == our.pharaoh(), name
+    with pytest.raises(RequestError, match="one target for each source"):
+        runtimes["workdir"].align(SENTENCES, given[:1])
+
+
+def test_translate_py_writes_hard_and_soft_alignments_in_every_runtime(
+    tiny_run, tiny_saved_model, tiny_ctranslate2, runtimes, tmp_path
+):
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"{s}\n" for s in SENTENCES), encoding="utf-8")
+    translations = runtimes["workdir"].translate(SENTENCES, progress=False)
+    aligned = runtimes["workdir"].align(SENTENCES, translations, progress=False)
+    expected = [f"{t} ||| {a.pharaoh()}" for t, a in zip(translations, aligned, strict=True)]
+    for model_flag in (
+        f"--workdir={tiny_run[0]}",
+        f"--saved_model={tiny_saved_model}",
+        f"--ctranslate2={tiny_ctranslate2}",
+    ):
+        run = run_in_process("translate.py", model_flag, f"--input={source}", "--alignments=hard")
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == expected, model_flag
+    run = run_in_process(
+        "translate.py",
+        f"--workdir={tiny_run[0]}",
+        f"--input={source}",
+        "--alignments=soft",
+        "--output_format=jsonl",
+    )
+    assert run.returncode == 0, run.stderr
+    for line, alignment in zip(run.stdout.splitlines(), aligned, strict=True):
+        (hypothesis,) = json.loads(line)["hypotheses"]
+        assert hypothesis["alignment"]["target_pieces"] == list(alignment.target_pieces)
+        np.testing.assert_allclose(hypothesis["alignment"]["attention"], alignment.attention)
+    run = run_in_process(
+        "translate.py", f"--workdir={tiny_run[0]}", f"--input={source}", "--alignments=soft"
+    )
+    rows = [line.split(" ||| ")[1].split() for line in run.stdout.splitlines()]
+    assert [len(row) for row in rows] == [len(a.target_pieces) for a in aligned]

@@ -3,9 +3,11 @@
     .venv/bin/python benchmarks/decode_throughput.py [--reps=5] [--jit=both|on|off]
         [--workdir=runs/multi30k_de_en [--split=test2016]] [--size=small] [--peers=tf,torch,ct2]
 
-Measures cached greedy and beam search (``decoding``), and beam search returning the n best
+Measures cached greedy and beam search (``decoding``), beam search returning the n best
 (``n_best_search`` with n = the beam and each token's log-probability: what the SavedModel's
-``n_best`` signature runs), each as ``tf.function`` with and without XLA, and the no-cache
+``n_best`` signature runs), random sampling (top-k 10, a seed per sentence) and greedy and beam
+search continuing a target prefix (each source's first 8 tokens), each as ``tf.function`` with
+and without XLA, and the no-cache
 reference greedy (the TensorFlow tutorial's way: ``model.decode`` over the whole prefix every
 step, inside a ``tf.function``). Random weights of ``--size``; its decoding
 workload (small and base: 64 sources of 24 random tokens), every sentence decoded into exactly
@@ -59,9 +61,11 @@ import tensorflow as tf
 from absl import app, flags
 from translator_timing import BATCH1_BLOCK, time_translators
 
+from common.translation import Sampling
 from decoding.beam import beam_search, n_best_search
 from decoding.greedy import greedy_search, reference_greedy_search
 from decoding.options import SearchOptions
+from decoding.sampling import sample_search
 
 _REPS = flags.DEFINE_integer("reps", 5, "Timed batches per line.")
 _JIT = flags.DEFINE_enum("jit", "both", ["both", "on", "off"], "XLA for the cached searches.")
@@ -76,6 +80,7 @@ _SIZE = harness.define_size_flag()
 _PEERS = harness.define_peers_flag(["tf", "torch", "ct2"], ["tf", "torch", "ct2"])
 
 BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
+SAMPLING, PREFIX_LENGTH = Sampling(top_k=10), 8
 REFERENCE = "reference greedy (no cache)"
 # The issue's targets: at least this share of CTranslate2 float32's tokens/s, same workload.
 CT2_TARGET_SHARE = 0.5
@@ -247,6 +252,15 @@ def our_decoders(
         f"beam {BEAM_SIZE}, n-best {BEAM_SIZE}": lambda ids: n_best_search(
             model, ids, beam_options, BEAM_SIZE, with_token_log_probs=True
         ).ids[:, 0],
+        f"sampling top-k {SAMPLING.top_k}": lambda ids: sample_search(
+            model, ids, greedy_options, SAMPLING, seeds=tf.range(batch)
+        ),
+        f"greedy, prefix {PREFIX_LENGTH}": lambda ids: greedy_search(
+            model, ids, greedy_options, target_prefix=ids[:, :PREFIX_LENGTH]
+        ),
+        f"beam {BEAM_SIZE}, prefix {PREFIX_LENGTH}": lambda ids: beam_search(
+            model, ids, beam_options, target_prefix=ids[:, :PREFIX_LENGTH]
+        )[0],
     }
     lines = [(REFERENCE, lambda ids: reference_greedy_search(model, ids, greedy_options), False)]
     lines += [

@@ -52,6 +52,29 @@ def word_indices(pieces: Sequence[str]) -> list[int | None]:
     return indices
 
 
+def alignments_of(
+    source_pieces: Sequence[Sequence[bytes | str]],
+    target_pieces: Sequence[Sequence[bytes | str]],
+    attention: Sequence[Sequence[Sequence[float]]],
+) -> list[Alignment]:
+    """A runtime's ``(batch, source_len)`` and ``(batch, target_len)`` pieces (bytes or str,
+    ``""`` past an end) and ``(batch, target_len, source_len)`` attention as
+    :class:`Alignment` values.
+
+    Example:
+        >>> alignments_of([["▁Ja", "</s>"]], [[b"\xe2\x96\x81Yes", b""]], [[[0.9, 0.1], [0, 0]]])
+        [Alignment(source_pieces=('▁Ja',), target_pieces=('▁Yes',), attention=((0.9,),))]
+    """
+
+    def texts(pieces: Sequence[bytes | str]) -> list[str]:
+        return [p.decode("utf-8", errors="replace") if isinstance(p, bytes) else p for p in pieces]
+
+    return [
+        Alignment(texts(sources), texts(targets), weights)
+        for sources, targets, weights in zip(source_pieces, target_pieces, attention, strict=True)
+    ]
+
+
 @dataclasses.dataclass(frozen=True)
 class Alignment:
     """A translation's soft alignment: ``attention[t][s]``, how much written piece ``t`` looked

@@ -333,6 +333,31 @@ def check_pairs(sources: Sequence[str], targets: Sequence[str]) -> None:
         )
 
 
+def pairs_in_batches(
+    run_batch: Callable[[list[str], list[str]], list[T]],
+    sources: Sequence[str],
+    targets: Sequence[str],
+    batch_size: int,
+    progress: bool,
+    description: str,
+) -> list[T]:
+    """``run_batch(batch_sources, batch_targets)`` over batches of ``(source, target)`` pairs
+    of similar length (a RequestError unless there is one target for each source), with a
+    progress bar; the results come back in the pairs' order.
+
+    Example:
+        >>> pairs_in_batches(lambda s, t: [len(a + b) for a, b in zip(s, t)], ["a"], ["bc"], 64,
+        ...                  False, "score")
+        [3]
+    """
+    check_pairs(sources, targets)
+
+    def run_rows(rows: list[int]) -> list[T]:
+        return run_batch([sources[row] for row in rows], [targets[row] for row in rows])
+
+    return translate_in_batches(run_rows, sources, batch_size, progress, description)
+
+
 def scored_targets(
     targets: Sequence[str],
     scores: Sequence[float],

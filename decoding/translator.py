@@ -15,15 +15,15 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from common.alignment import Alignment
+from common.alignment import Alignment, alignments_of
 from common.language_tags import unknown_language_message
 from common.special_tokens import EOS_ID, PAD_ID
 from common.translation import (
     Hypothesis,
     Sampling,
     TranslationRequest,
-    check_pairs,
     hypotheses_rows,
+    pairs_in_batches,
     scored_targets,
     sentence_seeds,
     translate_in_batches,
@@ -489,16 +489,12 @@ class ModelTranslator(tf.Module):
         """Each ``(source, target)`` pair's target scored as a translation of its source
         (:meth:`score_targets`), with its tokens' log-probabilities."""
         language = request.language(self.languages)
-        check_pairs(sources, targets)
 
-        def score_rows(rows: list[int]) -> list[Hypothesis]:
-            batch = [targets[row] for row in rows]
-            text, target_lang = request_columns([sources[row] for row in rows], language)
-            target = tf.constant(batch, tf.string, shape=[len(batch)])
-            result = self.score_targets(text, target_lang, target)
-            return scored_targets(batch, *(tensor.numpy().tolist() for tensor in result))
+        def score_batch(batch_sources: list[str], batch_targets: list[str]) -> list[Hypothesis]:
+            result = self.score_targets(*pair_columns(batch_sources, batch_targets, language))
+            return scored_targets(batch_targets, *(tensor.numpy().tolist() for tensor in result))
 
-        return translate_in_batches(score_rows, sources, batch_size, progress, "score")
+        return pairs_in_batches(score_batch, sources, targets, batch_size, progress, "score")
 
     def align(
         self,
@@ -510,31 +506,20 @@ class ModelTranslator(tf.Module):
     ) -> list[Alignment]:
         """Each ``(source, target)`` pair's word alignment (:meth:`align_targets`)."""
         language = request.language(self.languages)
-        check_pairs(sources, targets)
 
-        def align_rows(rows: list[int]) -> list[Alignment]:
-            text, target_lang = request_columns([sources[row] for row in rows], language)
-            target = tf.constant([targets[row] for row in rows], tf.string, shape=[len(rows)])
-            return alignments(*self.align_targets(text, target_lang, target))
+        def align_batch(batch_sources: list[str], batch_targets: list[str]) -> list[Alignment]:
+            result = self.align_targets(*pair_columns(batch_sources, batch_targets, language))
+            return alignments_of(*(tensor.numpy().tolist() for tensor in result))
 
-        return translate_in_batches(align_rows, sources, batch_size, progress, "align")
+        return pairs_in_batches(align_batch, sources, targets, batch_size, progress, "align")
 
 
-def alignments(
-    source_pieces: tf.Tensor, target_pieces: tf.Tensor, attention: tf.Tensor
-) -> list[Alignment]:
-    """A batch's ``(batch, source_len)`` and ``(batch, target_len)`` pieces (``""`` past an
-    end) and ``(batch, target_len, source_len)`` attention as :class:`Alignment` values."""
-    return [
-        Alignment(
-            [piece.decode("utf-8", errors="replace") for piece in sources],
-            [piece.decode("utf-8", errors="replace") for piece in targets],
-            weights,
-        )
-        for sources, targets, weights in zip(
-            source_pieces.numpy(), target_pieces.numpy(), attention.numpy().tolist(), strict=True
-        )
-    ]
+def pair_columns(
+    sources: Sequence[str], targets: Sequence[str], language: str | None
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The ``(text, target_lang, target)`` inputs of the forced graph functions."""
+    target = tf.constant(list(targets), tf.string, shape=[len(targets)])
+    return (*request_columns(sources, language), target)
 
 
 def request_columns(sentences: Sequence[str], language: str | None) -> tuple[tf.Tensor, tf.Tensor]:

@@ -60,6 +60,7 @@ from common.translation import (
     Sampling,
     TranslationRequest,
     check_pairs,
+    pairs_in_batches,
     translate_in_batches,
     truncation_warnings,
 )
@@ -305,14 +306,11 @@ class CTranslate2Translator:
         multilingual export's with tags made plain, as in training) scored as a translation of
         its source, with its tokens' log-probabilities."""
         language = request.language(self.languages)
-        check_pairs(sources, targets)
 
-        def score_rows(rows: list[int]) -> list[Hypothesis]:
-            batch_sources = [sources[row] for row in rows]
-            batch_targets = [targets[row] for row in rows]
-            return self.score_batch(batch_sources, batch_targets, [language] * len(rows))
+        def score_batch(batch_sources: list[str], batch_targets: list[str]) -> list[Hypothesis]:
+            return self.score_batch(batch_sources, batch_targets, [language] * len(batch_sources))
 
-        return translate_in_batches(score_rows, sources, batch_size, progress, "score")
+        return pairs_in_batches(score_batch, sources, targets, batch_size, progress, "score")
 
     def score_batch(
         self,
@@ -322,8 +320,7 @@ class CTranslate2Translator:
     ) -> list[Hypothesis]:
         """:meth:`score` of one batch, each row into its own target language."""
         check_pairs(sources, targets)
-        texts = [defused(target) for target in targets] if self.languages else targets
-        pieces = self.tokenizer.encode(texts, out_type=str)
+        pieces = self._target_pieces(targets)
         pairs = [
             (source, [*target, "</s>"])
             for source, target in zip(self._sources(sources, target_langs), pieces, strict=True)
@@ -346,14 +343,11 @@ class CTranslate2Translator:
         ``inference.ctranslate2_export`` sets to ours (``decoding.alignment``; an export of an
         earlier version gives its last layer's first head)."""
         language = request.language(self.languages)
-        check_pairs(sources, targets)
 
-        def align_rows(rows: list[int]) -> list[Alignment]:
-            batch_sources = [sources[row] for row in rows]
-            batch_targets = [targets[row] for row in rows]
-            return self.align_batch(batch_sources, batch_targets, [language] * len(rows))
+        def align_batch(batch_sources: list[str], batch_targets: list[str]) -> list[Alignment]:
+            return self.align_batch(batch_sources, batch_targets, [language] * len(batch_sources))
 
-        return translate_in_batches(align_rows, sources, batch_size, progress, "align")
+        return pairs_in_batches(align_batch, sources, targets, batch_size, progress, "align")
 
     def align_batch(
         self,
@@ -364,8 +358,7 @@ class CTranslate2Translator:
         """:meth:`align` of one batch, each row into its own target language."""
         check_pairs(sources, targets)
         source_pieces = self._sources(sources, target_langs)
-        texts = [defused(target) for target in targets] if self.languages else targets
-        target_pieces = self.tokenizer.encode(texts, out_type=str)
+        target_pieces = self._target_pieces(targets)
         if not sources:
             return []
         results = self.translator.translate_batch(
@@ -477,7 +470,12 @@ class CTranslate2Translator:
         a translation (a multilingual export's with tags made plain); None without any."""
         if prefixes is None or not any(prefixes):
             return None
-        texts = [defused(prefix) for prefix in prefixes] if self.languages else list(prefixes)
+        return self._target_pieces(prefixes)
+
+    def _target_pieces(self, texts: Sequence[str]) -> list[list[str]]:
+        """Texts written in the target language (translations, prefixes) as their pieces; a
+        multilingual export's with tags made plain, as in training."""
+        texts = [defused(text) for text in texts] if self.languages else list(texts)
         return self.tokenizer.encode(texts, out_type=str)
 
     def _detokenize(self, tokens: list[str]) -> str:

@@ -21,14 +21,14 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from common.alignment import Alignment
+from common.alignment import Alignment, alignments_of
 from common.language_tags import tagged
 from common.translation import (
     Hypothesis,
     RequestError,
     TranslationRequest,
-    check_pairs,
     hypotheses_rows,
+    pairs_in_batches,
     scored_targets,
     translate_in_batches,
     truncation_warnings,
@@ -153,17 +153,14 @@ class SavedModelTranslator:
     ) -> list[Hypothesis]:
         """Forced decoding with the export's ``forced_score`` signature."""
         language = request.language(self.languages)
-        check_pairs(sources, targets)
         signature = self._signature(FORCED_SCORE)
 
-        def score_rows(rows: list[int]) -> list[Hypothesis]:
-            batch = [targets[row] for row in rows]
-            inputs = self._inputs([sources[row] for row in rows], language)
-            outputs = signature(**inputs, **{TARGET: tf.constant(batch, tf.string)})
+        def score_batch(batch_sources: list[str], batch_targets: list[str]) -> list[Hypothesis]:
+            outputs = signature(**self._pair_inputs(batch_sources, batch_targets, language))
             columns = [outputs[output].numpy().tolist() for output in FORCED_SCORE_OUTPUTS]
-            return scored_targets(batch, *columns)
+            return scored_targets(batch_targets, *columns)
 
-        return translate_in_batches(score_rows, sources, batch_size, progress, "score")
+        return pairs_in_batches(score_batch, sources, targets, batch_size, progress, "score")
 
     def align(
         self,
@@ -175,20 +172,15 @@ class SavedModelTranslator:
     ) -> list[Alignment]:
         """Word alignments from the export's ``alignment`` signature."""
         language = request.language(self.languages)
-        check_pairs(sources, targets)
         signature = self._signature(ALIGNMENT)
 
-        def align_rows(rows: list[int]) -> list[Alignment]:
-            inputs = self._inputs([sources[row] for row in rows], language)
-            target = tf.constant([targets[row] for row in rows], tf.string)
-            outputs = signature(**inputs, **{TARGET: target})
-            columns = [outputs[name].numpy().tolist() for name in SIGNATURE_OUTPUTS[ALIGNMENT]]
-            return [
-                Alignment(_texts(source_pieces), _texts(target_pieces), weights)
-                for source_pieces, target_pieces, weights in zip(*columns, strict=True)
-            ]
+        def align_batch(batch_sources: list[str], batch_targets: list[str]) -> list[Alignment]:
+            outputs = signature(**self._pair_inputs(batch_sources, batch_targets, language))
+            return alignments_of(
+                *(outputs[name].numpy().tolist() for name in SIGNATURE_OUTPUTS[ALIGNMENT])
+            )
 
-        return translate_in_batches(align_rows, sources, batch_size, progress, "align")
+        return pairs_in_batches(align_batch, sources, targets, batch_size, progress, "align")
 
     def _signature(self, name: str):
         """The export's signature ``name``; a RequestError naming what to do when an export
@@ -226,6 +218,12 @@ class SavedModelTranslator:
         target_lang = tf.fill([len(sentences)], language or "")
         return function(text, target_lang).numpy().tolist()
 
+    def _pair_inputs(
+        self, sources: list[str], targets: list[str], language: str | None
+    ) -> dict[str, tf.Tensor]:
+        """The inputs of a signature that takes ``target`` besides the sources."""
+        return {**self._inputs(sources, language), TARGET: tf.constant(targets, tf.string)}
+
     def _inputs(self, batch: list[str], language: str | None) -> dict[str, tf.Tensor]:
         """The signature's inputs by name: ``text``, and a multilingual export's
         ``target_lang`` (the same, checked language for every row)."""
@@ -233,7 +231,3 @@ class SavedModelTranslator:
         if language is not None:
             inputs[TARGET_LANG] = tf.fill([len(batch)], language)
         return inputs
-
-
-def _texts(values: Sequence[bytes]) -> list[str]:
-    return [value.decode("utf-8", errors="replace") for value in values]

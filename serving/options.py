@@ -1,4 +1,5 @@
-"""Per-instance translation options of ``:predict`` rows: ``n_best`` and ``with_scores``.
+"""Per-instance translation options of ``:predict`` rows: ``n_best``, ``with_scores``,
+``target_prefix`` and ``alignments``.
 
 Beyond TensorFlow Serving (whose rows carry a signature's inputs only): a row of
 ``serving_default`` in row format may also carry the options of its translation, and the rows of
@@ -9,12 +10,19 @@ one request may differ:
   ``token_log_probs`` (:meth:`common.translation.Hypothesis.fields`);
 * ``"n_best": N`` (1 to the model's beam size): the object has ``translation`` and
   ``hypotheses``, the N best translations, best first, each an object of those fields (fewer
-  when the search finished fewer).
+  when the search finished fewer);
+* ``"target_prefix": "A dog"``: the translation starts with it and the search goes on from
+  there (not with ``n_best`` or ``with_scores``: the export contract's ``prefixed`` signature
+  gives translations only);
+* ``"alignments": "hard"`` or ``"soft"``: the object (and each of its ``hypotheses``) has an
+  ``alignment`` with the source: Pharaoh links (``"0-0 1-2"``) or the soft alignment's pieces and
+  ``attention`` (:meth:`common.alignment.Alignment.fields`).
 
 A row without options gets what ``serving_default`` gives it, the translation as a string. Its
 rows run through ``serving_default`` (batched with other requests' rows), the others through the
-export contract's ``scored`` and ``n_best`` signatures. A bad value, an option in columnar format
-or on another signature, and a model without those signatures are 400s.
+export contract's ``scored``, ``n_best`` and ``prefixed`` signatures, then the ``alignment``
+signature for the rows that ask for alignments. A bad value, an option in columnar format or on
+another signature, and a model without the signatures needed are 400s.
 
 Example:
     >>> body = {"instances": ["Ein Hund.", {"text": "Eine Katze.", "n_best": 2}]}
@@ -30,14 +38,24 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import numpy as np
 
+from common.alignment import alignments_of
 from common.translation import RequestError, TranslationRequest, hypotheses_rows
 from exports.contract import (
+    ALIGNMENT,
+    ATTENTION,
     LENGTH,
     LOG_PROB,
     N_BEST,
+    PREFIXED,
     SCORE,
     SCORED,
     SERVING_DEFAULT,
+    SOURCE_PIECES,
+    TARGET,
+    TARGET_LANG,
+    TARGET_PIECES,
+    TARGET_PREFIX,
+    TEXT,
     TOKEN_LOG_PROBS,
     TRANSLATION,
 )
@@ -47,8 +65,10 @@ from serving.registry import ServedModel, Signature
 # The option fields of a row, and the fields the options add to its prediction (beside
 # Hypothesis.fields()).
 N_BEST_FIELD, WITH_SCORES_FIELD = "n_best", "with_scores"
-OPTION_FIELDS = frozenset({N_BEST_FIELD, WITH_SCORES_FIELD})
-HYPOTHESES, CONFIDENCE = "hypotheses", "confidence"
+TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD = TARGET_PREFIX, "alignments"
+OPTION_FIELDS = frozenset({N_BEST_FIELD, WITH_SCORES_FIELD, TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD})
+ALIGNMENT_KINDS = ("hard", "soft")
+HYPOTHESES, CONFIDENCE, ALIGNMENT_FIELD = "hypotheses", "confidence", "alignment"
 
 # Runs a signature on named columns (``{input name: texts}``): the service's ``run``.
 RunSignature = Callable[[Signature, Mapping[str, list[str]]], Awaitable[Mapping[str, np.ndarray]]]
@@ -56,17 +76,22 @@ RunSignature = Callable[[Signature, Mapping[str, list[str]]], Awaitable[Mapping[
 
 @dataclasses.dataclass(frozen=True)
 class RowOptions:
-    """The options of one row: ``n_best`` hypotheses (None: not asked), ``with_scores``."""
+    """The options of one row: ``n_best`` hypotheses (None: not asked), ``with_scores``, the
+    ``target_prefix`` its translation starts with, and its ``alignments`` (hard, soft or None)."""
 
     n_best: int | None = None
     with_scores: bool = False
+    target_prefix: str | None = None
+    alignments: str | None = None
 
     @property
     def signature(self) -> str:
-        """The export contract's signature that answers the row."""
+        """The export contract's signature that answers the row (its translation)."""
         if self.n_best is not None:
             return N_BEST
-        return SCORED if self.with_scores else SERVING_DEFAULT
+        if self.with_scores:
+            return SCORED
+        return SERVING_DEFAULT if self.target_prefix is None else PREFIXED
 
 
 def row_options(payload: object, columnar: bool) -> list[RowOptions] | None:
@@ -104,7 +129,21 @@ def _options(row: object, where: str) -> RowOptions:
             TranslationRequest(n_best=n_best)  # the request's own check: a positive integer
         except RequestError as error:
             raise bad_request(f"{where}: {error}") from None
-    return RowOptions(n_best, with_scores)
+    target_prefix = row.get(TARGET_PREFIX_FIELD)
+    if target_prefix is not None and not isinstance(target_prefix, str):
+        raise bad_request(f"{where}.{TARGET_PREFIX_FIELD} must be a string, not {target_prefix!r}")
+    if target_prefix is not None and (n_best is not None or with_scores):
+        raise bad_request(
+            f"{where}: a {TARGET_PREFIX_FIELD} is continued without scores: drop {N_BEST_FIELD} "
+            f"and {WITH_SCORES_FIELD}, or the prefix"
+        )
+    alignments = row.get(ALIGNMENTS_FIELD)
+    if alignments is not None and alignments not in ALIGNMENT_KINDS:
+        raise bad_request(
+            f"{where}.{ALIGNMENTS_FIELD} must be one of {', '.join(ALIGNMENT_KINDS)}, not "
+            f"{alignments!r}"
+        )
+    return RowOptions(n_best, with_scores, target_prefix, alignments)
 
 
 async def predict_rows(
@@ -133,17 +172,58 @@ async def predict_rows(
     _check(model, options, rows_by_signature)
     names = list(rows_by_signature)
     outputs = await asyncio.gather(
-        *(run(model.signature(name), _rows(columns, rows_by_signature[name])) for name in names)
+        *(
+            run(model.signature(name), _rows(columns, rows_by_signature[name], options))
+            for name in names
+        )
     )
     predictions: list[object] = [None] * len(options)
     for name, output in zip(names, outputs, strict=True):
         for position, row in enumerate(rows_by_signature[name]):
             predictions[row] = _prediction(output, position, options[row])
+    if any(option.alignments for option in options):
+        await _add_alignments(model, columns, options, predictions, run)
     return predictions
 
 
-def _rows(columns: Mapping[str, list[str]], rows: list[int]) -> dict[str, list[str]]:
-    return {name: [column[row] for row in rows] for name, column in columns.items()}
+def _rows(
+    columns: Mapping[str, list[str]], rows: list[int], options: Sequence[RowOptions]
+) -> dict[str, list[str]]:
+    """The columns of ``rows`` (and, for prefixed rows, their ``target_prefix`` column)."""
+    chosen = {name: [column[row] for row in rows] for name, column in columns.items()}
+    if options[rows[0]].signature == PREFIXED:
+        chosen[TARGET_PREFIX] = [options[row].target_prefix for row in rows]
+    return chosen
+
+
+async def _add_alignments(
+    model: ServedModel,
+    columns: Mapping[str, list[str]],
+    options: Sequence[RowOptions],
+    predictions: list[object],
+    run: RunSignature,
+) -> None:
+    """Gives each prediction whose row asks for alignments (and each of its hypotheses) an
+    ``alignment``, from one run of the ``alignment`` signature over every translation."""
+    translations = []  # (row, the object the alignment goes in)
+    for row, option in enumerate(options):
+        if option.alignments:
+            prediction = predictions[row]
+            translations += [(row, prediction), *((row, h) for h in prediction.get(HYPOTHESES, ()))]
+    rows = [row for row, _ in translations]
+    aligned = {
+        name: [columns[name][row] for row in rows]
+        for name in (TEXT, TARGET_LANG)
+        if name in columns
+    }
+    aligned[TARGET] = [found[TRANSLATION] for _, found in translations]
+    output = await run(model.signature(ALIGNMENT), aligned)
+    alignments = alignments_of(
+        *(output[name].tolist() for name in (SOURCE_PIECES, TARGET_PIECES, ATTENTION))
+    )
+    for (row, found), alignment in zip(translations, alignments, strict=True):
+        hard = options[row].alignments == "hard"
+        found[ALIGNMENT_FIELD] = alignment.pharaoh() if hard else alignment.fields()
 
 
 def _check(
@@ -151,7 +231,10 @@ def _check(
 ) -> None:
     """400s, before anything runs, for a model without the signatures asked for and for more
     hypotheses than its beam keeps."""
-    for name in rows_by_signature:
+    needed = list(rows_by_signature)
+    if any(option.alignments for option in options):
+        needed.append(ALIGNMENT)
+    for name in needed:
         if name not in model.signatures:
             raise bad_request(
                 f"model {model.name} has no {name} signature, which the options "
@@ -168,8 +251,9 @@ def _check(
 
 def _prediction(outputs: Mapping[str, np.ndarray], row: int, option: RowOptions) -> object:
     """Row ``row`` of a signature's outputs as the prediction ``option`` asks for."""
-    if option == RowOptions():  # serving_default's outputs: a translation a row
-        return outputs[TRANSLATION][row].decode("utf-8", errors="replace")
+    if option.signature in (SERVING_DEFAULT, PREFIXED):  # a translation a row
+        translation = outputs[TRANSLATION][row].decode("utf-8", errors="replace")
+        return {TRANSLATION: translation} if option.alignments else translation
     translation = outputs[TRANSLATION][row][0].decode("utf-8", errors="replace")
     columns = [outputs[name][row : row + 1].tolist() for name in (SCORE, LOG_PROB, LENGTH)]
     tokens = outputs.get(TOKEN_LOG_PROBS)  # an export of an earlier version has none

@@ -26,9 +26,12 @@ from exports import contract
 from serving.errors import ApiError, bad_request
 from serving.limits import Limits
 from serving.options import (
+    ALIGNMENT_FIELD,
+    ALIGNMENTS_FIELD,
     CONFIDENCE,
     HYPOTHESES,
     N_BEST_FIELD,
+    TARGET_PREFIX_FIELD,
     WITH_SCORES_FIELD,
     RunSignature,
     predict_rows,
@@ -48,6 +51,8 @@ DEMO_NAMES = {
     "crossAttention": contract.CROSS_ATTENTION,
     "scoredSignature": contract.SCORED,
     "nBestSignature": contract.N_BEST,
+    "prefixedSignature": contract.PREFIXED,
+    "alignmentSignature": contract.ALIGNMENT,
     "text": contract.TEXT,
     "targetLang": contract.TARGET_LANG,
     "translation": contract.TRANSLATION,
@@ -57,6 +62,9 @@ DEMO_NAMES = {
     "targetPieces": contract.TARGET_PIECES,
     "nBest": N_BEST_FIELD,
     "withScores": WITH_SCORES_FIELD,
+    "targetPrefix": TARGET_PREFIX_FIELD,
+    "alignments": ALIGNMENTS_FIELD,
+    "alignment": ALIGNMENT_FIELD,
     "hypotheses": HYPOTHESES,
     "confidence": CONFIDENCE,
 }

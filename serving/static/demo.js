@@ -1,8 +1,9 @@
 // The demo page: translate with the chosen model (TF Serving's :predict, row format; a
 // multilingual model's rows name their target language), each translation with its confidence
-// and, on request, its alternatives (the n-best list) with their scores; then show the
-// cross-attention signature's heat maps (one per head) for a chosen sentence. Every signature,
-// input, output and option name comes from the server, none is written here.
+// and, on request, its alternatives (the n-best list) with their scores, or continuing a typed
+// start of the translation; then show the cross-attention signature's heat maps (one per head)
+// and the translation's word alignment for a chosen sentence. Every signature, input, output
+// and option name comes from the server, none is written here.
 "use strict";
 
 const form = document.getElementById("translate-form");
@@ -12,6 +13,10 @@ const languageLabel = document.querySelector('label[for="target-lang"]');
 const alternativesSelect = document.getElementById("alternatives");
 const alternativesLabel = document.querySelector('label[for="alternatives"]');
 const source = document.getElementById("source");
+const prefixInput = document.getElementById("prefix");
+const alignmentMap = document.getElementById("alignment-map");
+const alignmentTitle = document.getElementById("alignment-title");
+const alignmentCaption = document.getElementById("alignment-caption");
 const statusLine = document.getElementById("status");
 const list = document.getElementById("translations");
 const attention = document.getElementById("attention");
@@ -86,13 +91,22 @@ function showAlternatives() {
   alternativesSelect.hidden = alternativesLabel.hidden = count < 2;
 }
 
-// The options of each row: the translation's scores, where the model has the scored
-// signature, and the chosen number of alternatives.
+// The options of each row: the typed start of the translation, where the model has the
+// prefixed signature (continued without scores); else the translation's scores, where it has
+// the scored signature, and the chosen number of alternatives; and the soft word alignment,
+// where it has the alignment signature.
 function rowOptions(model) {
   const options = {};
-  if (signaturesByModel[model].includes(names.scoredSignature)) options[names.withScores] = true;
-  const alternatives = Number(alternativesSelect.value);
-  if (alternatives > 1) options[names.nBest] = alternatives;
+  const signatures = signaturesByModel[model];
+  const prefix = prefixInput.value.trim();
+  if (prefix && signatures.includes(names.prefixedSignature)) {
+    options[names.targetPrefix] = prefix;
+  } else {
+    if (signatures.includes(names.scoredSignature)) options[names.withScores] = true;
+    const alternatives = Number(alternativesSelect.value);
+    if (alternatives > 1) options[names.nBest] = alternatives;
+  }
+  if (signatures.includes(names.alignmentSignature)) options[names.alignments] = "soft";
   return options;
 }
 
@@ -117,6 +131,7 @@ function scores(hypothesis, withScore = true) {
 function translationItem(prediction, sentence) {
   const answer = typeof prediction === "string" ? { [names.translation]: prediction } : prediction;
   const item = document.createElement("li");
+  item.alignment = answer[names.alignment];
   const text = document.createElement("div");
   text.className = "translation";
   text.textContent = answer[names.translation];
@@ -188,11 +203,13 @@ function colour(value) {
   return `rgb(${mix(0)}, ${mix(1)}, ${mix(2)})`;
 }
 
-function heatmap(head, weights, sourcePieces, targetPieces) {
+// A heat map of attention weights (rows: output pieces, columns: source pieces); with
+// markMost, each row's largest weight is outlined.
+function heatmap(name, weights, sourcePieces, targetPieces, markMost = false) {
   const figure = document.createElement("figure");
   figure.className = "heatmap";
   const title = document.createElement("figcaption");
-  title.textContent = `head ${head + 1}`;
+  title.textContent = name;
   const table = document.createElement("table");
   table.className = "heatmap";
   const headerRow = table.createTHead().insertRow();
@@ -208,11 +225,13 @@ function heatmap(head, weights, sourcePieces, targetPieces) {
     const label = document.createElement("th");
     label.textContent = piece;
     tableRow.append(label);
+    const most = weights[row].indexOf(Math.max(...weights[row]));
     sourcePieces.forEach((sourcePiece, column) => {
       const cell = tableRow.insertCell();
       const weight = weights[row][column];
       cell.style.background = colour(weight);
       cell.title = `${piece} → ${sourcePiece}: ${weight.toFixed(3)}`;
+      if (markMost && column === most) cell.classList.add("aligned");
     });
   });
   figure.append(title, table);
@@ -240,15 +259,34 @@ async function showAttention(model, sentence, item) {
     }
     if (runtimeByModel[model] === "CTranslate2") {
       caption.textContent +=
-        " CTranslate2 returns one head: the first of the last layer (its alignment head).";
+        " CTranslate2 returns one map: its alignment heads', the word alignment's.";
     }
     heatmaps.replaceChildren(
-      ...weights.map((head, index) => heatmap(index, head, sourcePieces, targetPieces)),
+      ...weights.map((head, index) => heatmap(`head ${index + 1}`, head, sourcePieces, targetPieces)),
     );
+    showAlignment(item.alignment);
     attention.hidden = false;
   } catch (error) {
     if (request === latestAttention) showStatus(error.message, true);
   }
+}
+
+// The soft word alignment a translation came with (none: the model has no alignment signature).
+function showAlignment(alignment) {
+  alignmentTitle.hidden = alignmentCaption.hidden = !alignment;
+  if (!alignment) {
+    alignmentMap.replaceChildren();
+    return;
+  }
+  alignmentMap.replaceChildren(
+    heatmap(
+      "alignment",
+      alignment[names.attention],
+      alignment[names.sourcePieces],
+      alignment[names.targetPieces],
+      true,
+    ),
+  );
 }
 
 source.addEventListener("keydown", (event) => {

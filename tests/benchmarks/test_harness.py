@@ -95,4 +95,5 @@ def test_decode_throughput_runs_on_the_tiny_shape():
     assert run.returncode == 0, run.stderr[-3000:]
     assert "cpu: " in run.stdout and "flags: " in run.stdout and "--size=tiny" in run.stdout
     assert "best beam 4:" in run.stdout and "not checked: CTranslate2 did not run" in run.stdout
-    assert "beam 4, n-best 4, jit_compile=False" in run.stdout
+    for line in ("beam 4, n-best 4", "sampling top-k 10", "greedy, prefix 8", "beam 4, prefix 8"):
+        assert f"{line}, jit_compile=False" in run.stdout

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from common.alignment import alignments_of
 from serving.saved_model import load_saved_model
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; scripts/test.sh installs it when missing
@@ -84,7 +85,7 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     expect(maps).to_have_count(heads)
     expect(maps.locator("figcaption")).to_have_text([f"head {h + 1}" for h in range(heads)])
     if served.runtime == "CTranslate2":
-        expect(page.locator("#attention-caption")).to_contain_text("CTranslate2 returns one head")
+        expect(page.locator("#attention-caption")).to_contain_text("CTranslate2 returns one map")
     sources = [p.decode() for p in outputs["source_pieces"][0] if p]
     targets = [p.decode() for p in outputs["target_pieces"][0] if p]
     expect(maps.first.locator("thead th")).to_have_text(["", *sources])  # source pieces across
@@ -103,6 +104,22 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     page.locator("#translations li").first.click()
     expect(page.locator("#attention-caption")).to_contain_text(SENTENCE)
     expect(maps.first.locator("tbody th")).to_have_text(targets)
+    # The word alignment of the translation shown: each output piece's most attended source
+    # piece outlined.
+    aligned = served.signature("alignment")([expected], [SENTENCE])  # inputs: target, text
+    names = ("source_pieces", "target_pieces", "attention")
+    alignment = alignments_of(*(aligned[name].tolist() for name in names))[0]
+    alignment_map = page.locator("#alignment-map figure.heatmap")
+    expect(alignment_map.locator("tbody th")).to_have_text(list(alignment.target_pieces))
+    expect(alignment_map.locator("thead th")).to_have_text(["", *alignment.source_pieces])
+    expect(alignment_map.locator("td.aligned")).to_have_count(len(alignment.target_pieces))
+    # A typed start of the translation is continued.
+    prefix = "Ein Mann"
+    (continued,) = served.signature("prefixed")([prefix], [SENTENCE])["translation"]
+    page.locator("#source").fill(SENTENCE)
+    page.locator("#prefix").fill(prefix)
+    page.locator("#prefix").press("Enter")
+    expect(page.locator("#translations .translation")).to_have_text([continued.decode()])
     page.close()
 
 

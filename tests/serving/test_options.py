@@ -1,11 +1,13 @@
-"""Per-instance translation options (``n_best``, ``with_scores``) in ``:predict`` rows, on the
-tiny run decoded with a beam of 4: its SavedModel and its CTranslate2 export, served in-process."""
+"""Per-instance translation options (``n_best``, ``with_scores``, ``target_prefix``,
+``alignments``) in ``:predict`` rows, on the tiny run decoded with a beam of 4: its SavedModel and
+its CTranslate2 export, served in-process."""
 
 import math
 
 import pytest
 from starlette.testclient import TestClient
 
+from common.alignment import alignments_of
 from serving.app import create_app
 from serving.batching import BatchingOptions
 from serving.ctranslate2_model import load_ctranslate2_model
@@ -35,6 +37,15 @@ def test_rows_without_options_ask_for_none_and_each_bad_value_is_named():
         ({"text": "Ja", "n_best": "2"}, r"instances\[1\].n_best must be a positive integer"),
         ({"text": "Ja", "n_best": True}, r"instances\[1\].n_best must be a positive integer"),
         ({"text": "Ja", "with_scores": 1}, r"instances\[1\].with_scores must be true or false"),
+        ({"text": "Ja", "target_prefix": 5}, r"instances\[1\].target_prefix must be a string"),
+        (
+            {"text": "Ja", "target_prefix": "A", "n_best": 2},
+            r"instances\[1\]: a target_prefix is continued without scores: drop n_best",
+        ),
+        (
+            {"text": "Ja", "alignments": "fuzzy"},
+            r"instances\[1\].alignments must be one of hard, soft, not 'fuzzy'",
+        ),
     ]:
         with pytest.raises(ApiError, match=message) as error:
             row_options(["Ja", row], columnar=False)
@@ -141,6 +152,50 @@ def test_options_the_model_cannot_honour_are_400s_naming_the_limit(client, model
     assert "has no scored signature" in error(
         {"instances": [{"text": "Ja", "with_scores": True}]}, model="shout"
     )
+    assert "has no alignment signature" in error(
+        {"instances": [{"text": "Ja", "alignments": "hard"}]}, model="shout"
+    )
     assert "must name the inputs text; it has txt" in error(
         {"instances": [{"txt": "Ja", "n_best": 2}]}
     )
+
+
+@pytest.mark.parametrize("model", ["saved", "ct2"])
+def test_prefixes_and_alignments_in_a_mixed_request(client, served, translate_directly, model):
+    prefix = "Ein Mann"
+    rows = [
+        {"text": SENTENCES[0], "alignments": "hard"},
+        {"text": SENTENCES[1], "target_prefix": prefix},
+        {"text": SENTENCES[1], "target_prefix": prefix, "alignments": "soft"},
+        {"text": SENTENCES[3], "n_best": 2, "alignments": "hard"},
+        SENTENCES[0],
+    ]
+    answer = client.post(f"/v1/models/{model}:predict", json={"instances": rows})
+    assert answer.status_code == 200, answer.text
+    hard, continued, soft, two, plain = answer.json()["predictions"]
+    own = served[model]
+    translation = translate_directly(own, [SENTENCES[0]])[0]
+    assert plain == translation and set(hard) == {"translation", "alignment"}
+
+    def own_alignment(sentence: str, target: str):
+        outputs = own.signature("alignment")([target], [sentence])  # inputs: target, text
+        names = ("source_pieces", "target_pieces", "attention")
+        return alignments_of(*(outputs[name].tolist() for name in names))[0]
+
+    assert hard["translation"] == translation
+    assert hard["alignment"] == own_alignment(SENTENCES[0], translation).pharaoh() != ""
+    (expected,) = own.signature("prefixed")([prefix], [SENTENCES[1]])["translation"]
+    assert continued == expected.decode() and continued.startswith(prefix)
+    assert soft["translation"] == continued
+    expected_soft = own_alignment(SENTENCES[1], continued).fields()
+    assert set(soft["alignment"]) == set(expected_soft)
+    for name in ("source_pieces", "target_pieces"):
+        assert soft["alignment"][name] == expected_soft[name]
+    attention = zip(soft["alignment"]["attention"], expected_soft["attention"], strict=True)
+    for row, expected_row in attention:
+        assert row == pytest.approx(expected_row, abs=1e-5)  # batched with other rows
+    assert len(two["hypotheses"]) == 2
+    for hypothesis in two["hypotheses"]:
+        links = own_alignment(SENTENCES[3], hypothesis["translation"]).pharaoh()
+        assert hypothesis["alignment"] == links
+    assert two["alignment"] == two["hypotheses"][0]["alignment"]

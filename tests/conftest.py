@@ -12,6 +12,13 @@ from pathlib import Path
 from unittest import mock
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# pytest-xdist's processes (scripts/test.sh runs two) share the cores: each TensorFlow (and each
+# script a test starts) computes an op on its share of them, so that the processes' thread pools
+# do not spin against each other (docs/PERFORMANCE.md). Read when TensorFlow makes its pools.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    _SHARE = max(1, len(os.sched_getaffinity(0)) // _WORKERS)
+    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(_SHARE))
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))

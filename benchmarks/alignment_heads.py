@@ -22,6 +22,7 @@ import tensorflow as tf
 from absl import flags
 
 from cli.errors import run_main
+from common.alignment import EOS_PIECE
 from common.special_tokens import PAD_ID
 from decoding.alignment import alignment_layer, cross_attention_weights
 from decoding.translator import encode_sources
@@ -37,16 +38,19 @@ _NOT_WORDS = set(string.punctuation) | {"▁"}
 
 def copied_pieces(source: list[str], target: list[str]) -> list[tuple[int, int]]:
     """``(source position, target position)`` of each piece found once in each (not
-    punctuation).
+    punctuation, not ``</s>``).
 
     Example:
-        >>> copied_pieces(["▁Peter", "▁geht", "."], ["▁Peter", "▁goes", "."])
+        >>> copied_pieces(["▁Peter", "▁geht", ".", "</s>"], ["▁Peter", "▁goes", ".", "</s>"])
         [(0, 0)]
     """
     return [
         (source.index(piece), position)
         for position, piece in enumerate(target)
-        if not set(piece) <= _NOT_WORDS and source.count(piece) == 1 and target.count(piece) == 1
+        if piece != EOS_PIECE
+        and not set(piece) <= _NOT_WORDS
+        and source.count(piece) == 1
+        and target.count(piece) == 1
     ]
 
 

@@ -54,7 +54,9 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         >>> export_saved_model(translator, "/tmp/run/saved_model")
     """
     export = tf.Module()
-    export.translator = translator  # its variables and functions
+    # What the signatures read: the model's variables and the SentencePiece model. Not the
+    # translator itself, whose graph functions the save would trace once more.
+    export.model, export.tokenizer = translator.model, translator.tokenizer
     setattr(export, SOURCE_LENGTHS, translator.source_lengths)
     variables = {
         BEAM_SIZE_VARIABLE: translator.beam_size,

@@ -10,6 +10,8 @@ python translate.py --workdir=DIR --n_best=4 --with_scores --input=in.txt   # 4 
 python translate.py --workdir=DIR --output_format=jsonl --input=in.txt      # scores as JSON
 python translate.py --workdir=DIR --sampling_topk=10 --seed=1 --input=in.txt  # sampled
 python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt  # continued
+python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt --n_best=3 \
+    --return_alternatives                                # 3 next words, each continued
 python translate.py --workdir=DIR --input=in.txt --alignments=hard  # "TEXT ||| 0-0 1-1 ..."
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
@@ -53,6 +55,12 @@ _TARGET_LANG = flags.DEFINE_string(
 )
 _N_BEST = flags.DEFINE_integer(
     "n_best", 1, "Hypotheses written for each sentence, best first (at most the beam size)."
+)
+_RETURN_ALTERNATIVES = flags.DEFINE_boolean(
+    "return_alternatives",
+    False,
+    "The --n_best hypotheses are the most likely words at the first position after each "
+    "--target_prefix (the start without one), each continued by the search.",
 )
 _WITH_SCORES = flags.DEFINE_boolean(
     "with_scores", False, "Write each hypothesis as 'SCORE ||| TRANSLATION' (text output)."
@@ -143,7 +151,12 @@ def interactive(translator: Translator, request: TranslationRequest) -> None:
 
 def plain(request: TranslationRequest) -> bool:
     """Whether the output is today's one translation a line (no n-best list, no scores)."""
-    return request.n_best == 1 and not _WITH_SCORES.value and _OUTPUT_FORMAT.value == "text"
+    return (
+        request.n_best == 1
+        and not request.return_alternatives
+        and not _WITH_SCORES.value
+        and _OUTPUT_FORMAT.value == "text"
+    )
 
 
 def translations(
@@ -237,7 +250,11 @@ def main(argv: list[str]) -> None:
             "with --target_lang."
         )
     try:
-        request = TranslationRequest(target_lang=_TARGET_LANG.value, n_best=_N_BEST.value)
+        request = TranslationRequest(
+            target_lang=_TARGET_LANG.value,
+            n_best=_N_BEST.value,
+            return_alternatives=_RETURN_ALTERNATIVES.value,
+        )
         request.hypotheses_count(translator.beam_size)
     except RequestError as error:
         sys.exit(f"error: --n_best: {error}")

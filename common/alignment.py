@@ -33,17 +33,21 @@ WORD_START = "▁"
 
 
 def word_indices(pieces: Sequence[str]) -> list[int | None]:
-    """Each piece's word (0, 1, ...), None for a language tag: a piece starting with ``▁``
-    starts a word, and so does the first one.
+    """Each piece's word (0, 1, ...), None for a language tag (and the lone ``▁`` before it):
+    a piece starting with ``▁`` starts a word, and so does the first one.
 
     Example:
-        >>> word_indices(["<2en>", "▁Ein", "▁Hun", "d", "."])
-        [None, 0, 1, 1, 1]
+        >>> word_indices(["▁", "<2en>", "▁Ein", "▁Hun", "d", "."])
+        [None, None, 0, 1, 1, 1]
     """
     indices: list[int | None] = []
     word = -1
-    for piece in pieces:
-        if languages_in_pieces([piece]):
+    for position, piece in enumerate(pieces):
+        next_piece = pieces[position + 1] if position + 1 < len(pieces) else ""
+        # A tag, and the lone "▁" SentencePiece writes before a tag that starts the text.
+        if languages_in_pieces([piece]) or (
+            piece == WORD_START and languages_in_pieces([next_piece])
+        ):
             indices.append(None)
             continue
         if word < 0 or piece.startswith(WORD_START):

@@ -85,6 +85,10 @@ class TranslationRequest:
             sentences (``""``: none): the search writes it, then goes on from there (the
             translation includes it). Tokenized as the model tokenizes a translation, so a
             prefix ending inside a word may be continued into it.
+        return_alternatives: :meth:`Translator.hypotheses` gives the ``n_best`` most likely
+            tokens at the first position after the target prefix (the first position without
+            one), each continued by the search (CTranslate2's ``return_alternatives``): the
+            next words an interactive tool offers. ``n_best`` is then not limited by the beam.
 
     Example:
         >>> TranslationRequest(target_lang="fr").language(("de", "fr"))
@@ -95,6 +99,7 @@ class TranslationRequest:
     n_best: int = 1
     sampling: Sampling | None = None
     target_prefix: Sequence[str] | None = None
+    return_alternatives: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.n_best, bool) or not isinstance(self.n_best, int) or self.n_best < 1:
@@ -136,7 +141,7 @@ class TranslationRequest:
                 "Sampled translations come without n-best lists or scores: ask for sampling or "
                 "for those, not both."
             )
-        if self.n_best > beam_size:
+        if self.n_best > beam_size and not self.return_alternatives:
             raise RequestError(
                 f"n_best ({self.n_best}) must not exceed the beam size ({beam_size}): a search "
                 "keeps that many hypotheses; ask for fewer, or decode with a larger beam "

@@ -31,6 +31,7 @@ from common.translation import (
 )
 from data_pipeline.multilingual import defuse_in_graph, tag_in_graph
 from decoding.alignment import alignment_attention, cross_attention_weights
+from decoding.alternatives import alternatives_search
 from decoding.beam import Hypotheses, n_best_search
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
@@ -261,6 +262,22 @@ class ModelTranslator(tf.Module):
 
         return tf.function(hypotheses, input_signature=PREFIX_SIGNATURE, autograph=False)
 
+    def alternatives(self, n_best: int) -> Callable[..., ScoredTranslations]:
+        """A graph function ``(text, target_lang, target_prefix) -> ScoredTranslations``: each
+        sentence's ``n_best`` alternatives at the first position after its prefix
+        (:func:`~decoding.alternatives.alternatives_search`); made for each call."""
+
+        def alternatives(
+            text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor
+        ) -> ScoredTranslations:
+            source_ids = self._source_ids(text, target_lang)
+            prefix_ids = self._target_ids(target_prefix)
+            return self._scored(
+                alternatives_search(self.model, source_ids, self.options, n_best, prefix_ids)
+            )
+
+        return tf.function(alternatives, input_signature=PREFIX_SIGNATURE, autograph=False)
+
     def _forced(self, source_ids: tf.Tensor, output_ids: tf.Tensor) -> ScoredTranslations:
         """``(batch, out_len)`` outputs of a search, each scored by forced decoding."""
         forced = force_score(self.model, source_ids, output_ids, self.options)
@@ -461,17 +478,20 @@ class ModelTranslator(tf.Module):
         """Each sentence's ``request.n_best`` best translations with their scores, best first:
         for one, :meth:`translate`'s translation scored (:meth:`scored_batch`); for more, the
         beam's best (:meth:`n_best_batch`, which searches until every kept hypothesis is sure:
-        slower than one)."""
+        slower than one); with ``request.return_alternatives``, :meth:`alternatives`."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
         prefixes = request.prefixes(sentences)
         batch_function = self.scored_batch if n_best == 1 else self.n_best_batch
-        if prefixes is not None:
+        prefixed = prefixes is not None or request.return_alternatives
+        if request.return_alternatives:
+            batch_function = self.alternatives(n_best)
+        elif prefixes is not None:
             batch_function = self.prefixed_hypotheses(n_best)
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             inputs = request_columns([sentences[row] for row in rows], language)
-            if prefixes is not None:
+            if prefixed:
                 inputs = (*inputs, prefix_column(prefixes, rows))
             columns = [tensor.numpy().tolist() for tensor in batch_function(*inputs)]
             return hypotheses_rows(*columns, n_best=n_best)

@@ -269,7 +269,11 @@ class CTranslate2Translator:
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             batch = [sentences[row] for row in rows]
             return self.hypotheses_batch(
-                batch, [language] * len(batch), n_best, _rows_of(prefixes, rows)
+                batch,
+                [language] * len(batch),
+                n_best,
+                _rows_of(prefixes, rows),
+                request.return_alternatives,
             )
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
@@ -280,11 +284,13 @@ class CTranslate2Translator:
         target_langs: Sequence[str | None] | None,
         n_best: int,
         target_prefixes: Sequence[str] | None = None,
+        return_alternatives: bool = False,
     ) -> list[list[Hypothesis]]:
         """:meth:`hypotheses` of one batch, each row into its own target language and from its
-        own target prefix (``""``: none)."""
+        own target prefix (``""``: none); with ``return_alternatives``, CTranslate2's."""
         sources = self._sources(sentences, target_langs)
-        found = self._n_best_tokens(sources, n_best, self._prefix_pieces(target_prefixes))
+        prefixes = self._prefix_pieces(target_prefixes)
+        found = self._n_best_tokens(sources, n_best, prefixes, return_alternatives)
         pairs = [
             (source, tokens) for source, row in zip(sources, found, strict=True) for tokens in row
         ]
@@ -492,10 +498,15 @@ class CTranslate2Translator:
         return [row[0] for row in self._within_limits(sources, prefixes, 1, return_attention)]
 
     def _n_best_tokens(
-        self, sources: list[list[str]], n_best: int, prefixes: list[list[str]] | None
+        self,
+        sources: list[list[str]],
+        n_best: int,
+        prefixes: list[list[str]] | None,
+        return_alternatives: bool = False,
     ) -> list[list[list[str]]]:
-        """Each source's ``n_best`` best hypotheses' pieces, within its length limit."""
-        rows = self._within_limits(sources, prefixes, n_best, return_attention=False)
+        """Each source's ``n_best`` best hypotheses' pieces (or alternatives after its prefix),
+        within its length limit."""
+        rows = self._within_limits(sources, prefixes, n_best, False, return_alternatives)
         return [[tokens for tokens, _ in row] for row in rows]
 
     def _within_limits(
@@ -504,13 +515,19 @@ class CTranslate2Translator:
         prefixes: list[list[str]] | None,
         num_hypotheses: int,
         return_attention: bool,
+        return_alternatives: bool = False,
     ) -> list[list[tuple[list[str], list[list[float]] | None]]]:
         """:meth:`_search` with each source's own output length limit (a longer target prefix
         is cut there, as ours): the batch searched with the largest, then the sentences with a
         hypothesis past their own searched again, those of one limit together."""
         limits = [self.options.output_length_limit(len(pieces) + 1) for pieces in sources]
         outputs = self._search(
-            sources, prefixes, max(limits, default=1), num_hypotheses, return_attention
+            sources,
+            prefixes,
+            max(limits, default=1),
+            num_hypotheses,
+            return_attention,
+            return_alternatives,
         )
         too_long = collections.defaultdict(list)  # limit -> the sentences that passed it
         for index, limit in enumerate(limits):
@@ -523,6 +540,7 @@ class CTranslate2Translator:
                 limit,
                 num_hypotheses,
                 return_attention,
+                return_alternatives,
             )
             for index, output in zip(indices, again, strict=True):
                 outputs[index] = output
@@ -535,6 +553,7 @@ class CTranslate2Translator:
         max_length: int,
         num_hypotheses: int,
         return_attention: bool,
+        return_alternatives: bool = False,
     ) -> list[list[tuple[list[str], list[list[float]] | None]]]:
         """Each source's ``num_hypotheses`` best hypotheses (and their attention), best first."""
         if not sources:
@@ -549,6 +568,7 @@ class CTranslate2Translator:
             min_decoding_length=0,
             return_end_token=True,
             return_attention=return_attention,
+            return_alternatives=return_alternatives,
             suppress_sequences=self._suppressed,
         )
         return [

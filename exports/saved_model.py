@@ -124,11 +124,12 @@ class SavedModelTranslator:
         export's ``scored`` (one) or ``n_best`` signature."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
-        if request.prefixes(sentences) is not None:
+        if request.prefixes(sentences) is not None or request.return_alternatives:
             raise RequestError(
                 "A SavedModel continues target prefixes without scores (its 'prefixed' "
-                "signature); for scored or n-best translations of a prefix use the work "
-                "directory (--workdir) or a CTranslate2 export (--ctranslate2)."
+                "signature) and has no alternatives; for scored, n-best or alternative "
+                "translations of a prefix use the work directory (--workdir) or a CTranslate2 "
+                "export (--ctranslate2)."
             )
         signature = self._signature(SCORED if n_best == 1 else N_BEST)
 

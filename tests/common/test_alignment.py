@@ -8,6 +8,7 @@ from common.alignment import Alignment, word_indices
 def test_words_start_at_each_marked_piece_and_a_tag_is_no_word():
     assert word_indices(["▁Ein", "▁Hun", "d", ".", "▁Ja"]) == [0, 1, 1, 1, 2]
     assert word_indices(["<2fr>", "▁Un", "▁chien"]) == [None, 0, 1]
+    assert word_indices(["▁", "<2fr>", "▁Un", "▁", "2"]) == [None, None, 0, 1, 1]
     assert word_indices(["Hund", "e"]) == [0, 0]  # the first piece starts a word, marked or not
 
 

@@ -333,3 +333,27 @@ def test_scores_and_forced_scores_take_the_target_language_in_every_runtime(
     assert [s.score for s in forced["fr"]] != pytest.approx([s.score for s in forced["en"]])
     with pytest.raises(UnknownLanguageError, match="'cs'"):
         translator.score(SENTENCES, targets, TranslationRequest("cs"))
+
+
+def test_prefixes_and_alignments_take_the_target_language_in_every_runtime(
+    translator, tiny_multilingual_saved_model, tiny_multilingual_ctranslate2
+):
+    runtimes = (
+        translator,
+        SavedModelTranslator(tiny_multilingual_saved_model),
+        CTranslate2Translator(tiny_multilingual_ctranslate2),
+    )
+    request = TranslationRequest("fr", target_prefix=["Un chien", "", "Une"])
+    continued = [runtime.translate(SENTENCES, request, progress=False) for runtime in runtimes]
+    assert continued[0] == continued[1] == continued[2]
+    assert continued[0][0].startswith("Un chien") and continued[0][2].startswith("Une")
+    plain = translator.translate(SENTENCES[1:2], TranslationRequest("fr"), progress=False)
+    assert continued[0][1] == plain[0]
+    aligned = [
+        runtime.align(SENTENCES, continued[0], TranslationRequest("fr"), progress=False)
+        for runtime in runtimes
+    ]
+    for sentence, ours, saved, exported in zip(SENTENCES, *aligned, strict=True):
+        assert "<2fr>" in ours.source_pieces[:2]  # read, and no word: words count from the text's
+        assert all(source < len(sentence.split()) for source, _ in ours.links())
+        assert ours.pharaoh() == saved.pharaoh() == exported.pharaoh()

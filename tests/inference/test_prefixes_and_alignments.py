@@ -3,6 +3,7 @@ export and translate.py agree on the tiny run (greedy search, the same weights).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -66,6 +67,24 @@ def test_scored_continuations_agree_and_an_export_says_what_scores_them(runtimes
         TranslationRequest(target_prefix="A dog")
 
 
+def test_alternatives_differ_right_after_the_prefix_and_ctranslate2_finds_the_same(runtimes):
+    request = TranslationRequest(
+        n_best=3, target_prefix=["Ein Mann", "", "Eine", "The cat sat"], return_alternatives=True
+    )
+    ours = runtimes["workdir"].hypotheses(SENTENCES, request, progress=False)
+    theirs = runtimes["ctranslate2"].hypotheses(SENTENCES, request, progress=False)
+    for prefix, our_row, their_row in zip(request.target_prefix, ours, theirs, strict=True):
+        assert len(our_row) == 3 and len({h.text for h in our_row}) == 3  # beyond the beam of 1
+        assert all(h.text.startswith(prefix) for h in our_row)
+        assert [h.score for h in our_row] == sorted((h.score for h in our_row), reverse=True)
+        by_text = {h.text: h for h in their_row}
+        assert set(by_text) == {h.text for h in our_row}
+        for our in our_row:
+            assert by_text[our.text].log_prob == pytest.approx(our.log_prob, abs=1e-4)
+    with pytest.raises(RequestError, match="has no alternatives"):
+        runtimes["saved_model"].hypotheses(SENTENCES, request, progress=False)
+
+
 def test_translate_py_reads_a_prefix_a_line_and_names_a_file_that_does_not_pair_up(
     tiny_run, runtimes, tmp_path
 ):
@@ -79,6 +98,18 @@ def test_translate_py_reads_a_prefix_a_line_and_names_a_file_that_does_not_pair_
     run = run_in_process("translate.py", *workdir, f"--input={source}", f"--target_prefix={starts}")
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == expected
+    alternatives = runtimes["workdir"].hypotheses(
+        SENTENCES, dataclasses.replace(request, n_best=2, return_alternatives=True), progress=False
+    )
+    run = run_in_process(
+        "translate.py",
+        *workdir,
+        f"--input={source}",
+        f"--target_prefix={starts}",
+        "--n_best=2",
+        "--return_alternatives",
+    )
+    assert run.stdout.splitlines() == [h.text for row in alternatives for h in row], run.stderr
     for flags, message in {
         (f"--input={source}", f"--target_prefix={short}"): (
             f"error: --target_prefix={short}: Give one target prefix for each sentence: got 1 "

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from common.alignment import Alignment
-from common.translation import Hypothesis
+from common.translation import Hypothesis, Sampling
 from exports.contract import (
     ALIGNMENT,
     ATTENTION,
@@ -49,7 +49,13 @@ from exports.contract import (
     signature_inputs,
 )
 from exports.ctranslate2 import CTranslate2Translator
-from serving.registry import ServedModel, Signature, model_version_dir, string_signature_def
+from serving.registry import (
+    SAMPLED,
+    ServedModel,
+    Signature,
+    model_version_dir,
+    string_signature_def,
+)
 
 
 def _holds_export(path: str) -> bool:
@@ -111,6 +117,26 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         )
         return {TRANSLATION: _strings(texts)}
 
+    def sampler(sampling: Sampling) -> Signature:
+        """``serving_default`` with CTranslate2's sampler in place of the search: the rows of
+        one target language sampled together (its ``sample`` takes one)."""
+
+        def sample(*columns: list[str]) -> dict[str, np.ndarray]:
+            text, target_langs = by_name(columns)
+            languages = target_langs or [None] * len(text)
+            sampled = [""] * len(text)
+            for language in dict.fromkeys(languages):
+                rows = [row for row, lang in enumerate(languages) if lang == language]
+                batch = [text[row] for row in rows]
+                for row, output in zip(
+                    rows, translator.sample(batch, sampling, language, progress=False), strict=True
+                ):
+                    sampled[row] = output
+            return {TRANSLATION: _strings(sampled)}
+
+        inputs_of_sampled = inputs[SERVING_DEFAULT]
+        return Signature(SAMPLED, sample, inputs_of_sampled, (TRANSLATION,), batchable=False)
+
     runs = {
         SERVING_DEFAULT: translation,
         CROSS_ATTENTION: cross_attention,
@@ -144,6 +170,7 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         translator,
         translator.languages,
         translator.beam_size,
+        sampler,
     )
 
 

@@ -16,7 +16,12 @@ one request may differ:
   gives translations only);
 * ``"alignments": "hard"`` or ``"soft"``: the object (and each of its ``hypotheses``) has an
   ``alignment`` with the source: Pharaoh links (``"0-0 1-2"``) or the soft alignment's pieces and
-  ``attention`` (:meth:`common.alignment.Alignment.fields`).
+  ``attention`` (:meth:`common.alignment.Alignment.fields`);
+* ``"sampling": {"top_k": 10, "top_p": 1.0, "temperature": 1.0, "seed": 0}`` (any of them): the
+  translation is sampled (:class:`common.translation.Sampling`), by a model whose runtime samples
+  (a CTranslate2 export; a SavedModel translates with the search it was exported with); not with
+  ``n_best``, ``with_scores`` or ``target_prefix``. The rows of one request with the same
+  settings are sampled together: the same request gives the same samples.
 
 A row without options gets what ``serving_default`` gives it, the translation as a string. Its
 rows run through ``serving_default`` (batched with other requests' rows), the others through the
@@ -39,7 +44,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 import numpy as np
 
 from common.alignment import alignments_of
-from common.translation import RequestError, TranslationRequest, hypotheses_rows
+from common.translation import RequestError, Sampling, TranslationRequest, hypotheses_rows
 from exports.contract import (
     ALIGNMENT,
     ATTENTION,
@@ -60,13 +65,16 @@ from exports.contract import (
     TRANSLATION,
 )
 from serving.errors import bad_request
-from serving.registry import ServedModel, Signature
+from serving.registry import SAMPLED, ServedModel, Signature
 
 # The option fields of a row, and the fields the options add to its prediction (beside
 # Hypothesis.fields()).
 N_BEST_FIELD, WITH_SCORES_FIELD = "n_best", "with_scores"
-TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD = TARGET_PREFIX, "alignments"
-OPTION_FIELDS = frozenset({N_BEST_FIELD, WITH_SCORES_FIELD, TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD})
+TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD, SAMPLING_FIELD = TARGET_PREFIX, "alignments", "sampling"
+OPTION_FIELDS = frozenset(
+    {N_BEST_FIELD, WITH_SCORES_FIELD, TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD, SAMPLING_FIELD}
+)
+SAMPLING_SETTINGS = tuple(field.name for field in dataclasses.fields(Sampling))
 ALIGNMENT_KINDS = ("hard", "soft")
 HYPOTHESES, CONFIDENCE, ALIGNMENT_FIELD = "hypotheses", "confidence", "alignment"
 
@@ -77,21 +85,31 @@ RunSignature = Callable[[Signature, Mapping[str, list[str]]], Awaitable[Mapping[
 @dataclasses.dataclass(frozen=True)
 class RowOptions:
     """The options of one row: ``n_best`` hypotheses (None: not asked), ``with_scores``, the
-    ``target_prefix`` its translation starts with, and its ``alignments`` (hard, soft or None)."""
+    ``target_prefix`` its translation starts with, its ``alignments`` (hard, soft or None) and
+    its ``sampling``."""
 
     n_best: int | None = None
     with_scores: bool = False
     target_prefix: str | None = None
     alignments: str | None = None
+    sampling: Sampling | None = None
 
     @property
     def signature(self) -> str:
-        """The export contract's signature that answers the row (its translation)."""
+        """The signature that answers the row (its translation): the export contract's, or the
+        model's sampler's."""
+        if self.sampling is not None:
+            return SAMPLED
         if self.n_best is not None:
             return N_BEST
         if self.with_scores:
             return SCORED
         return SERVING_DEFAULT if self.target_prefix is None else PREFIXED
+
+    @property
+    def run_key(self) -> str | Sampling:
+        """What rows run together: those of one signature (sampled rows: of one setting)."""
+        return self.signature if self.sampling is None else self.sampling
 
 
 def row_options(payload: object, columnar: bool) -> list[RowOptions] | None:
@@ -143,7 +161,28 @@ def _options(row: object, where: str) -> RowOptions:
             f"{where}.{ALIGNMENTS_FIELD} must be one of {', '.join(ALIGNMENT_KINDS)}, not "
             f"{alignments!r}"
         )
-    return RowOptions(n_best, with_scores, target_prefix, alignments)
+    sampling = _sampling(row.get(SAMPLING_FIELD), where)
+    if sampling is not None and (n_best is not None or with_scores or target_prefix is not None):
+        raise bad_request(
+            f"{where}: a sampled translation comes alone: drop {N_BEST_FIELD}, "
+            f"{WITH_SCORES_FIELD} and {TARGET_PREFIX_FIELD}, or {SAMPLING_FIELD}"
+        )
+    return RowOptions(n_best, with_scores, target_prefix, alignments, sampling)
+
+
+def _sampling(value: object, where: str) -> Sampling | None:
+    """A row's ``sampling`` object as a :class:`Sampling` (400s naming a bad setting)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not set(value) <= set(SAMPLING_SETTINGS):
+        raise bad_request(
+            f"{where}.{SAMPLING_FIELD} must be an object of any of {', '.join(SAMPLING_SETTINGS)}"
+            f", not {value!r}"
+        )
+    try:
+        return Sampling(**value)
+    except (RequestError, TypeError) as error:
+        raise bad_request(f"{where}.{SAMPLING_FIELD}: {error}") from None
 
 
 async def predict_rows(
@@ -166,24 +205,26 @@ async def predict_rows(
             f"{', '.join(sorted(OPTION_FIELDS))} are options of {SERVING_DEFAULT}'s rows, not of "
             f"the signature {signature.name}"
         )
-    rows_by_signature: dict[str, list[int]] = {}
+    rows_by_run: dict[str | Sampling, list[int]] = {}
     for row, option in enumerate(options):
-        rows_by_signature.setdefault(option.signature, []).append(row)
-    _check(model, options, rows_by_signature)
-    names = list(rows_by_signature)
+        rows_by_run.setdefault(option.run_key, []).append(row)
+    _check(model, options)
+    keys = list(rows_by_run)
     outputs = await asyncio.gather(
-        *(
-            run(model.signature(name), _rows(columns, rows_by_signature[name], options))
-            for name in names
-        )
+        *(run(_signature_of(model, key), _rows(columns, rows_by_run[key], options)) for key in keys)
     )
     predictions: list[object] = [None] * len(options)
-    for name, output in zip(names, outputs, strict=True):
-        for position, row in enumerate(rows_by_signature[name]):
+    for key, output in zip(keys, outputs, strict=True):
+        for position, row in enumerate(rows_by_run[key]):
             predictions[row] = _prediction(output, position, options[row])
     if any(option.alignments for option in options):
         await _add_alignments(model, columns, options, predictions, run)
     return predictions
+
+
+def _signature_of(model: ServedModel, key: str | Sampling) -> Signature:
+    """The signature that runs the rows of ``key``: a name, or the sampler's settings."""
+    return model.signature(key) if isinstance(key, str) else model.sampler(key)
 
 
 def _rows(
@@ -226,15 +267,18 @@ async def _add_alignments(
         found[ALIGNMENT_FIELD] = alignment.pharaoh() if hard else alignment.fields()
 
 
-def _check(
-    model: ServedModel, options: Sequence[RowOptions], rows_by_signature: Mapping[str, list[int]]
-) -> None:
-    """400s, before anything runs, for a model without the signatures asked for and for more
-    hypotheses than its beam keeps."""
-    needed = list(rows_by_signature)
+def _check(model: ServedModel, options: Sequence[RowOptions]) -> None:
+    """400s, before anything runs, for a model without the signatures asked for (or that cannot
+    sample) and for more hypotheses than its beam keeps."""
+    needed = {option.signature for option in options} - {SAMPLED}
     if any(option.alignments for option in options):
-        needed.append(ALIGNMENT)
-    for name in needed:
+        needed.add(ALIGNMENT)
+    if any(option.sampling for option in options) and model.sampler is None:
+        raise bad_request(
+            f"model {model.name} ({model.runtime}) translates with the search it was exported "
+            "with and cannot sample: serve a CTranslate2 export of it (--ctranslate2) to sample"
+        )
+    for name in sorted(needed):
         if name not in model.signatures:
             raise bad_request(
                 f"model {model.name} has no {name} signature, which the options "
@@ -251,7 +295,7 @@ def _check(
 
 def _prediction(outputs: Mapping[str, np.ndarray], row: int, option: RowOptions) -> object:
     """Row ``row`` of a signature's outputs as the prediction ``option`` asks for."""
-    if option.signature in (SERVING_DEFAULT, PREFIXED):  # a translation a row
+    if option.signature in (SERVING_DEFAULT, PREFIXED, SAMPLED):  # a translation a row
         translation = outputs[TRANSLATION][row].decode("utf-8", errors="replace")
         return {TRANSLATION: translation} if option.alignments else translation
     translation = outputs[TRANSLATION][row][0].decode("utf-8", errors="replace")

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from common.language_tags import UnknownLanguageError, check_language
+from common.translation import Sampling
 from exports.contract import TARGET_LANG
 from serving.errors import ApiError, bad_request
 
@@ -55,6 +56,10 @@ class Signature:
         return {name: outputs[name] for name in self.outputs}
 
 
+# The name of a sampler's signature (a server's, not an export's: ServedModel.sampler).
+SAMPLED = "sampled"
+
+
 @dataclasses.dataclass(frozen=True)
 class ServedModel:
     """A loaded model under a name and version, with its servable signatures and metadata."""
@@ -69,6 +74,9 @@ class ServedModel:
     # A multilingual model's target languages (its signatures take `target_lang`); () for one.
     languages: tuple[str, ...] = ()
     beam_size: int = 1  # the hypotheses its search keeps (the n_best signature's width)
+    # A runtime that samples (CTranslate2): the signature of translations sampled with the given
+    # settings, taking serving_default's inputs; None for one that cannot (a SavedModel).
+    sampler: Callable[[Sampling], Signature] | None = None
 
     def signature(self, name: str) -> Signature:
         """The signature called ``name``; 400 (as TensorFlow Serving) when there is none.

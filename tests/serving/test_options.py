@@ -8,6 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from common.alignment import alignments_of
+from common.translation import Sampling
 from serving.app import create_app
 from serving.batching import BatchingOptions
 from serving.ctranslate2_model import load_ctranslate2_model
@@ -45,6 +46,18 @@ def test_rows_without_options_ask_for_none_and_each_bad_value_is_named():
         (
             {"text": "Ja", "alignments": "fuzzy"},
             r"instances\[1\].alignments must be one of hard, soft, not 'fuzzy'",
+        ),
+        (
+            {"text": "Ja", "sampling": {"top_k": -1}},
+            r"instances\[1\].sampling: top_k must be 0 \(the whole vocabulary\) or a positive",
+        ),
+        (
+            {"text": "Ja", "sampling": {"k": 1}},
+            r"instances\[1\].sampling must be an object of any of top_k, top_p, temperature, seed",
+        ),
+        (
+            {"text": "Ja", "sampling": {"seed": 1}, "n_best": 2},
+            r"instances\[1\]: a sampled translation comes alone: drop n_best",
         ),
     ]:
         with pytest.raises(ApiError, match=message) as error:
@@ -199,3 +212,33 @@ def test_prefixes_and_alignments_in_a_mixed_request(client, served, translate_di
         links = own_alignment(SENTENCES[3], hypothesis["translation"]).pharaoh()
         assert hypothesis["alignment"] == links
     assert two["alignment"] == two["hypotheses"][0]["alignment"]
+
+
+def test_sampled_rows_repeat_their_seed_and_a_saved_model_says_where_to_sample(client, served):
+    wild = {"top_k": 0, "temperature": 1.5, "seed": 1}
+    rows = [
+        {"text": SENTENCES[0], "sampling": wild},
+        {"text": SENTENCES[1], "sampling": wild},
+        {"text": SENTENCES[0], "sampling": {**wild, "seed": 2}},
+        SENTENCES[0],
+        {"text": SENTENCES[2], "sampling": {"top_k": 1}, "alignments": "hard"},
+    ]
+    answers = [client.post("/v1/models/ct2:predict", json={"instances": rows}) for _ in range(2)]
+    assert answers[0].status_code == 200, answers[0].text
+    first, second = (answer.json()["predictions"] for answer in answers)
+    assert first == second  # the same request, the same samples
+    translator = served["ct2"].loaded
+    expected = translator.sample(SENTENCES[:2], Sampling(**wild), progress=False)
+    assert first[:2] == expected  # the rows of one setting sampled together
+    assert (
+        first[2]
+        == translator.sample(SENTENCES[:1], Sampling(**{**wild, "seed": 2}), progress=False)[0]
+    )
+    assert first[3] == translator.translate(SENTENCES[:1], progress=False)[0]
+    assert set(first[4]) == {"translation", "alignment"} and first[4]["alignment"]
+    refused = client.post("/v1/models/saved:predict", json={"instances": rows})
+    assert refused.status_code == 400
+    assert (
+        "translates with the search it was exported with and cannot sample: serve a "
+        in (refused.json()["error"])
+    )

@@ -245,12 +245,13 @@ async def _add_alignments(
     run: RunSignature,
 ) -> None:
     """Gives each prediction whose row asks for alignments (and each of its hypotheses) an
-    ``alignment``, from one run of the ``alignment`` signature over every translation."""
+    ``alignment``, from one run of the ``alignment`` signature over every translation (a
+    prediction with hypotheses takes its best one's, aligned once)."""
     translations = []  # (row, the object the alignment goes in)
     for row, option in enumerate(options):
         if option.alignments:
-            prediction = predictions[row]
-            translations += [(row, prediction), *((row, h) for h in prediction.get(HYPOTHESES, ()))]
+            hypotheses = predictions[row].get(HYPOTHESES) or [predictions[row]]
+            translations += [(row, hypothesis) for hypothesis in hypotheses]
     rows = [row for row, _ in translations]
     aligned = {
         name: [columns[name][row] for row in rows]
@@ -265,6 +266,9 @@ async def _add_alignments(
     for (row, found), alignment in zip(translations, alignments, strict=True):
         hard = options[row].alignments == "hard"
         found[ALIGNMENT_FIELD] = alignment.pharaoh() if hard else alignment.fields()
+    for row, option in enumerate(options):
+        if option.alignments and predictions[row].get(HYPOTHESES):
+            predictions[row][ALIGNMENT_FIELD] = predictions[row][HYPOTHESES][0][ALIGNMENT_FIELD]
 
 
 def _check(model: ServedModel, options: Sequence[RowOptions]) -> None:

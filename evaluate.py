@@ -8,10 +8,11 @@ files. With ``--ensemble=DIR2,...`` the models decode together and the files go 
 ``DIR/eval/ensemble/``. With ``--ctranslate2=EXPORT`` the export translates (the work directory
 gives the data set) and the files go under ``DIR/eval/ctranslate2-<EXPORT's name>/``.
 
-A multilingual model is scored one direction at a time: ``--direction=de-fr``, or
-``--direction=all`` (the default for one) for every direction that has the split, with a table
-of their scores (also written to ``DIR/eval/<split>.directions.md``); on a data set of one
-language pair (``--data=multi30k/de-fr``) it translates into that pair's target language.
+Each direction of the data is scored in turn: ``--direction=de-fr`` one, ``--direction=all``
+(the default) every one that has the split; a table of their scores ends the output (also
+written to ``DIR/eval/<split>.directions.md`` when there are several). A multilingual model
+translates into each direction's target language, also on a data set of one language pair
+(``--data=multi30k/de-fr``).
 """
 
 import os
@@ -22,10 +23,9 @@ from cli.ctranslate2_flags import define_ctranslate2_flags
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
-from common.translation import TranslationRequest
-from data_pipeline import language_pair
-from inference.evaluation import direction_names, directions_table, evaluate_split
-from rundir.config import load_config
+from data_pipeline import spec
+from inference.evaluation import directions_table, evaluate_directions
+from rundir.config import data_spec, load_config
 
 _TRANSLATOR = define_translator_flags()
 _SPLIT = flags.DEFINE_string(
@@ -36,8 +36,8 @@ _DATA = flags.DEFINE_string("data", None, "Data set name (default: the config's 
 _DIRECTION = flags.DEFINE_string(
     "direction",
     None,
-    "A multilingual model's direction to score, e.g. de-fr, or 'all' (its default): a table of "
-    "every direction that has the split.",
+    "The direction to score, e.g. de-fr, or 'all' (the default): every direction of the data "
+    "that has the split, with a table of their scores.",
 )
 
 
@@ -48,42 +48,28 @@ def main(argv: list[str]) -> None:
     config = load_config(workdir)
     split = _SPLIT.value or config.data.test_split
     output_dir = f"{workdir}/eval" + ("/ensemble" if _TRANSLATOR.ensemble.value else "")
-    data_name = _DATA.value or config.data.name
     data_dir = config.data.data_dir or None
-    directions = direction_names(data_name, _DIRECTION.value, split)  # checked before loading
+    data = spec.parse(_DATA.value, data_dir=data_dir) if _DATA.value else data_spec(config)
+    corpora = data.chosen(_DIRECTION.value, split)  # checked before loading
     if _CTRANSLATE2.directory.value:
         translator = _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
         name = os.path.basename(os.path.normpath(_CTRANSLATE2.directory.value))
         output_dir = f"{workdir}/eval/ctranslate2-{name}"
         print(
             f"Evaluating CTranslate2 export {_CTRANSLATE2.directory.value} on "
-            f"{data_name} {split} (beam {translator.beam_size}, "
+            f"{data.name} {split} (beam {translator.beam_size}, "
             f"CTranslate2 length penalty {translator.length_penalty})."
         )
     else:
         translator, checkpoint = _TRANSLATOR.load()
         print(
-            f"Evaluating {checkpoint} on {data_name} {split} "
+            f"Evaluating {checkpoint} on {data.name} {split} "
             f"(beam {translator.beam_size}, length penalty {translator.options.length_penalty})."
         )
-    if directions is None:  # one language pair: a multilingual model translates into its target
-        target_lang = language_pair(data_name, data_dir)[1] if translator.languages else None
-        request = TranslationRequest(target_lang=target_lang)
-        result = evaluate_split(translator, data_name, split, output_dir, data_dir, request=request)
-        print(result.report())
-        return
     results = {}
-    for label, direction_data in directions.items():
-        print(f"== {label}", flush=True)
-        results[label] = evaluate_split(
-            translator,
-            direction_data,
-            split,
-            output_dir,
-            data_dir,
-            request=TranslationRequest(target_lang=label.partition("-")[2]),
-        )
-        print(results[label].report(), flush=True)
+    for label, result in evaluate_directions(translator, data, corpora, split, output_dir):
+        print(f"== {label}\n{result.report()}", flush=True)
+        results[label] = result
     table = directions_table(results)
     if len(results) > 1:
         table_file = os.path.join(output_dir, f"{split}.directions.md")

@@ -154,11 +154,11 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
     from inference.evaluation import read_split
     from inference.export import export_saved_model
     from inference.loading import load_translator
-    from rundir.config import load_config
+    from rundir.config import data_spec, load_config
 
     config = load_config(workdir)
-    data_dir = config.data.data_dir or None
-    sources, references = read_split(config.data.name, split, data_dir)
+    data = data_spec(config)
+    sources, references = read_split(data.corpus, split, data.data_dir)
     checkpoint = "averaged" if os.path.isdir(os.path.join(workdir, "averaged")) else "best"
     exports = tempfile.mkdtemp(prefix="decode_throughput-")
     tokenizer = sentencepiece.SentencePieceProcessor(model_file=os.path.join(workdir, "spm.model"))
@@ -173,7 +173,7 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
         export_ctranslate2(translator, os.path.join(exports, quantization), quantization)
     penalty = _CT2_LENGTH_PENALTY.value
     if penalty is None:
-        validation = read_split(config.data.name, config.data.validation_split, data_dir)
+        validation = read_split(data.corpus, config.data.validation_split, data.data_dir)
         penalty, scores = choose_length_penalty(
             os.path.join(exports, "float32"), *validation, progress=False
         )
@@ -185,7 +185,7 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
         "trained model",
         {
             "checkpoint": path,
-            "split": f"{config.data.name} {split} ({len(sources)} sentences)",
+            "split": f"{data.name} {split} ({len(sources)} sentences)",
             "beam": config.decode.beam_size,
             "length penalty": f"GNMT {config.decode.length_penalty}, CTranslate2 {penalty}",
             "batch 1": f"the first {batch1_sentences} sentences, median ms per sentence",

@@ -304,10 +304,10 @@ def workdir_split(workdir: str, split: str, limit: int = 0) -> tuple[list[str], 
     """``(sources, references)`` of ``split`` of a work directory's data set: its first
     ``limit`` pairs (0: all)."""
     from inference.evaluation import read_split
-    from rundir.config import load_config
+    from rundir.config import data_spec, load_config
 
-    config = load_config(workdir)
-    sources, references = read_split(config.data.name, split, config.data.data_dir or None)
+    data = data_spec(load_config(workdir))
+    sources, references = read_split(data.corpus, split, data.data_dir)
     if limit:
         return sources[:limit], references[:limit]
     return sources, references

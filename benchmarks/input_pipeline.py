@@ -29,7 +29,7 @@ from absl import app, flags
 
 import data_pipeline as dp
 
-_DATASET = flags.DEFINE_string("dataset", "multi30k/de-en", "load_translation_splits name.")
+_DATASET = flags.DEFINE_string("dataset", "multi30k/de-en", "Data set name (data.name's forms).")
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "TFDS data directory (default: TFDS's).")
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where the tokenizer goes (default: a temp dir).")
 _VOCAB = flags.DEFINE_integer("vocab_size", 8000, "SentencePiece vocabulary size.")
@@ -98,7 +98,9 @@ def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
     splits, load_s = harness.timed(
-        lambda: dp.load_translation_splits(_DATASET.value, ["train"], data_dir=_DATA_DIR.value)
+        lambda: dp.load_translation_splits(
+            dp.spec.parse(_DATASET.value, data_dir=_DATA_DIR.value), ["train"]
+        )
     )
     train = splits["train"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,9 +28,8 @@ from absl import flags
 
 from cli.errors import run_main
 from common.errors import ConfigError
-from data_pipeline import multilingual
-from inference.evaluation import direction_names, output_stem
-from rundir.config import load_config
+from inference.evaluation import output_stem
+from rundir.config import data_spec, load_config
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "The multilingual model's work directory.")
 _SPLIT = flags.DEFINE_string("split", "test2016", "The split evaluate.py translated.")
@@ -83,24 +82,19 @@ def _lines(path: str) -> list[str]:
     return Path(path).read_text(encoding="utf-8").splitlines()
 
 
-def _target(label: str) -> str:
-    return label.split("-")[1]
-
-
 def main(argv: Sequence[str]) -> None:
     if len(argv) > 1:
         raise ConfigError(f"Unexpected arguments: {' '.join(argv[1:])}")
     harness.start(__doc__)
-    config = load_config(_WORKDIR.value)
-    if multilingual.parse(config.data.name) is None:
+    data = data_spec(load_config(_WORKDIR.value))
+    if not data.tagged:
         raise ConfigError(
-            f"{_WORKDIR.value} is a model of one language pair ({config.data.name}): it has no "
+            f"{_WORKDIR.value} is a model of one language pair ({data.name}): it has no "
             "target language to miss."
         )
-    directions = direction_names(config.data.name, "all", _SPLIT.value)
-    outputs = {}  # label -> (hypotheses, references), all read before the slower word counts
-    for label, data_name in directions.items():
-        stem = output_stem(os.path.join(_WORKDIR.value, "eval"), data_name, _SPLIT.value)
+    outputs = {}  # direction -> (hypotheses, references), all read before the slower word counts
+    for corpus in data.corpora_with(_SPLIT.value):
+        stem = output_stem(os.path.join(_WORKDIR.value, "eval"), corpus, _SPLIT.value)
         hypotheses = _lines(f"{stem}.beam{_BEAM_SIZE.value}.hyp")
         references = _lines(f"{stem}.ref")
         if len(hypotheses) != len(references):
@@ -108,8 +102,8 @@ def main(argv: Sequence[str]) -> None:
                 f"{stem}: {len(hypotheses)} hypotheses but {len(references)} references; rerun "
                 "evaluate.py."
             )
-        outputs[label] = hypotheses, references
-    languages = sorted({_target(label) for label in directions})
+        outputs[corpus.direction] = hypotheses, references
+    languages = sorted({direction.target for direction in outputs})
     texts = {}
     for language in languages:
         with gzip.open(Path(_MULTI30K_DIR.value, f"train.{language}.gz"), "rt") as file:
@@ -119,22 +113,22 @@ def main(argv: Sequence[str]) -> None:
         "run",
         {
             "workdir": _WORKDIR.value,
-            "data": config.data.name,
+            "data": data.name,
             "split": _SPLIT.value,
             "beam_size": _BEAM_SIZE.value,
             "languages": ",".join(languages),
         },
     )
     total = off_total = 0
-    for label, (hypotheses, references) in outputs.items():
-        target = _target(label)
+    for direction, (hypotheses, references) in outputs.items():
+        target = direction.target
         off_target = [line for line in hypotheses if namer.language(line) not in (target, None)]
         misnamed = sum(namer.language(line) not in (target, None) for line in references)
         total, off_total = total + len(hypotheses), off_total + len(off_target)
         print(
-            f"RESULT {label}: {len(off_target)} of {len(hypotheses)} hypotheses off target "
-            f"({100 * len(off_target) / max(len(hypotheses), 1):.2f} %); references misnamed: "
-            f"{misnamed}"
+            f"RESULT {direction.label}: {len(off_target)} of {len(hypotheses)} hypotheses off "
+            f"target ({100 * len(off_target) / max(len(hypotheses), 1):.2f} %); references "
+            f"misnamed: {misnamed}"
         )
         for line in off_target[: _EXAMPLES.value]:
             print(f"    {line}")

@@ -27,9 +27,9 @@ _SENTENCES = flags.DEFINE_integer("sentences", 200, "The first this many sentenc
 def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
-    from data_pipeline import load_translation_splits  # only to read the sentences
+    from data_pipeline import load_translation_splits, spec  # only to read the sentences
 
-    pairs = load_translation_splits(_DATA.value, [_SPLIT.value])[_SPLIT.value]
+    pairs = load_translation_splits(spec.parse(_DATA.value), [_SPLIT.value])[_SPLIT.value]
     sources = [s.decode() for s, _ in pairs.take(_SENTENCES.value).as_numpy_iterator()]
     serve = tf.saved_model.load(_SAVED_MODEL.value).signatures["serving_default"]
 

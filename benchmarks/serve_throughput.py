@@ -264,9 +264,9 @@ def main(argv: list[str]) -> None:
     if not _SAVED_MODEL.value and not _CTRANSLATE2.value:
         raise SystemExit("error: give --saved_model=DIR and/or --ctranslate2=DIR")
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # not a line per request
-    from data_pipeline import load_translation_splits  # only to read the sentences
+    from data_pipeline import load_translation_splits, spec  # only to read the sentences
 
-    pairs = load_translation_splits(_DATA.value, [_SPLIT.value])[_SPLIT.value]
+    pairs = load_translation_splits(spec.parse(_DATA.value), [_SPLIT.value])[_SPLIT.value]
     sources = [s.decode() for s, _ in pairs.take(_SENTENCES.value).as_numpy_iterator()]
     harness.print_config(
         "workload",

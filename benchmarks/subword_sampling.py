@@ -28,7 +28,8 @@ def main(argv: list[str]) -> None:
 
     tokenizer = dp.Tokenizer.from_file(_SPM_MODEL.value)
     sides: tuple[list[bytes], list[bytes]] = ([], [])
-    pairs = dp.load_translation_splits(_DATA.value, [_SPLIT.value])[_SPLIT.value]
+    data = dp.spec.parse(_DATA.value)
+    pairs = dp.load_translation_splits(data, [_SPLIT.value])[_SPLIT.value]
     for sources, targets in pairs.batch(4096).as_numpy_iterator():
         sides[0].extend(sources)
         sides[1].extend(targets)
@@ -36,7 +37,7 @@ def main(argv: list[str]) -> None:
         f"{_DATA.value} {_SPLIT.value}: {len(sides[0])} pairs; {_SPM_MODEL.value}: "
         f"{tokenizer.model_type}, {tokenizer.vocab_size} pieces"
     )
-    for side, sentences in zip(dp.language_pair(_DATA.value), sides, strict=True):
+    for side, sentences in zip(data.corpus.direction, sides, strict=True):
         strings = tf.constant(sentences)
         best = tokenizer.tokenize(strings).to_list()
         best_pieces = sum(map(len, best))

@@ -14,7 +14,9 @@ def get_config() -> ml_collections.ConfigDict:
     config = ml_collections.ConfigDict()
 
     config.data = ml_collections.ConfigDict()
-    config.data.name = "multi30k/de-en"  # a TFDS name; see data_pipeline.load_translation_splits
+    config.data.name = (
+        "multi30k/de-en"  # a TFDS set, own files or several directions: data_pipeline/spec.py
+    )
     # TFDS data directory ("" = TFDS default, ~/tensorflow_datasets); a text corpus's training
     # split is prepared there too, once (prepared_text/: shuffled shards, data_pipeline.prepared).
     config.data.data_dir = ""

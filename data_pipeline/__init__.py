@@ -4,7 +4,8 @@ Importing this package registers the TFDS builder `multi30k` (see `data_pipeline
 
 Example:
     >>> import data_pipeline as dp
-    >>> splits = dp.load_translation_splits("multi30k/de-en", ["train", "validation"])
+    >>> data = dp.spec.parse("multi30k/de-en")  # the config's data.name, parsed once
+    >>> splits = dp.load_translation_splits(data, ["train", "validation"])
     >>> tok = dp.load_or_train_tokenizer("/tmp/run", splits["train"], vocab_size=8000)
     >>> batches = dp.make_batches(splits["train"], tok, max_length=128, tokens_per_batch=4096,
     ...                           shuffle=True, seed=0, repeat=True)
@@ -12,7 +13,7 @@ Example:
 
 from data_pipeline import (
     multi30k,  # noqa: F401  (registers the `multi30k` TFDS builder)
-    multilingual,
+    spec,
 )
 from data_pipeline.batching import (
     BatchStats,
@@ -22,14 +23,16 @@ from data_pipeline.batching import (
     make_batches_with_stats,
 )
 from data_pipeline.datasets import (
-    language_pair,
+    load_corpus,
     load_direction_splits,
     load_training_split,
     load_translation_splits,
+    model_pairs,
 )
 from data_pipeline.errors import DataError
 from data_pipeline.multi30k import Multi30k
 from data_pipeline.raw_text import read_lines, read_parallel
+from data_pipeline.spec import Corpus, DataSpec, Direction
 from data_pipeline.tokenizer import (
     BOS_ID,
     EOS_ID,
@@ -47,21 +50,25 @@ __all__ = [
     "PAD_ID",
     "UNK_ID",
     "BatchStats",
+    "Corpus",
     "DataError",
+    "DataSpec",
+    "Direction",
     "Multi30k",
     "Tokenizer",
     "bucket_batch_sizes",
     "default_bucket_boundaries",
-    "language_pair",
+    "load_corpus",
     "load_direction_splits",
     "load_or_train_tokenizer",
     "load_training_split",
     "load_translation_splits",
     "make_batches",
     "make_batches_with_stats",
-    "multilingual",
+    "model_pairs",
     "normalize_text",
     "read_lines",
     "read_parallel",
+    "spec",
     "train_sentencepiece",
 ]

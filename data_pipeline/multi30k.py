@@ -8,7 +8,7 @@ Czech have only the first three. With `as_supervised=True` examples are (source,
 The config `multilingual` holds every one of the 12 directions in each split (the 6 without
 Czech in `test2017` and `mscoco2017`): 348,000 training examples, each a dict of
 `source_language`, `target_language`, `source` and `target` (the same sentence id on both
-sides), stored in an order shuffled across directions. `data_pipeline.multilingual` reads it.
+sides), stored in an order shuffled across directions. `data_pipeline.datasets` reads it.
 
 Raw files: when the environment variable `MULTI30K_DIR` is set, the raw `.gz` files are read
 from that directory; otherwise they are downloaded from `URL_PATTERN`. Either way every file's
@@ -54,9 +54,7 @@ from data_pipeline.errors import DataError, missing_files_message
 
 ENV_VAR = "MULTI30K_DIR"
 COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
-URL_PATTERN = (
-    f"https://raw.githubusercontent.com/multi30k/dataset/{COMMIT}/data/task1/raw/{{file}}"
-)
+URL_PATTERN = f"https://raw.githubusercontent.com/multi30k/dataset/{COMMIT}/data/task1/raw/{{file}}"
 TOK_URL_PATTERN = (
     f"https://raw.githubusercontent.com/multi30k/dataset/{COMMIT}/data/task1/tok/{{file}}"
 )
@@ -344,19 +342,21 @@ class Multi30k(tfds.core.GeneratorBasedBuilder):
         names = [raw_file(s, lang) for s in splits for lang in (source, target)]
         paths = _fetch(names, _RAW, lambda: dl_manager)
         # Read, verify and check everything before generating anything, so a bad file fails fast.
-        return {
-            split: self._generate_examples(*self._read_split(paths, split)) for split in splits
-        }
+        return {split: self._generate_examples(*self._read_split(paths, split)) for split in splits}
 
     def _multilingual_split_generators(self, dl_manager: tfds.download.DownloadManager):
-        languages = {split: sorted({lang for d in directions_for(split) for lang in d})
-                     for split in SPLIT_PREFIXES}
+        languages = {
+            split: sorted({lang for d in directions_for(split) for lang in d})
+            for split in SPLIT_PREFIXES
+        }
         names = [raw_file(split, lang) for split, langs in languages.items() for lang in langs]
         paths = _fetch(names, _RAW, lambda: dl_manager)
         generators = {}
         for split, langs in languages.items():
-            lines = {lang: _read_raw_file(paths[raw_file(split, lang)], raw_file(split, lang))
-                     for lang in langs}
+            lines = {
+                lang: _read_raw_file(paths[raw_file(split, lang)], raw_file(split, lang))
+                for lang in langs
+            }
             first = raw_file(split, langs[0])
             for lang in langs[1:]:
                 raw_text.check_aligned(
@@ -379,6 +379,17 @@ class Multi30k(tfds.core.GeneratorBasedBuilder):
         tgt_lines = _read_raw_file(paths[tgt_name], tgt_name)
         raw_text.check_aligned(paths[src_name], src_lines, paths[tgt_name], tgt_lines)
         return src_lines, tgt_lines
+
+    def split_names(self) -> list[str]:
+        """The splits of this config (Czech has no test2017 nor mscoco2017).
+
+        Example:
+            >>> Multi30k(config="en-cs").split_names()
+            ['train', 'validation', 'test2016']
+        """
+        if self._multilingual:
+            return list(SPLIT_PREFIXES)
+        return splits_for(self.builder_config.source, self.builder_config.target)
 
     def _download_manager(self) -> tfds.download.DownloadManager:
         """A download manager on the directory where TFDS puts this builder's downloads."""

@@ -1,10 +1,8 @@
 """A user's own parallel corpus: sentence-per-line text files (plain or gzipped) per split.
 
-Two ways to name one (both used through `data_pipeline.load_translation_splits`):
-
-* `"text:DIR:SRC-TGT"`: split `S` is the files `DIR/S.SRC` and `DIR/S.TGT`, each optionally
-  gzipped with a `.gz` suffix. The available splits are the file names found in `DIR`.
-* `"text"` plus an explicit mapping `{split: (source_file, target_file)}`.
+`"text:DIR:SRC-TGT"` (`data_pipeline.spec`) names one: split `S` is the files `DIR/S.SRC` and
+`DIR/S.TGT`, each optionally gzipped with a `.gz` suffix. The available splits are the file
+names found in `DIR`.
 
 Files are read with `data_pipeline.raw_text` (strict UTF-8, equal line counts, else a
 `DataError` naming the file and line or both counts): `load` holds a split in memory
@@ -12,7 +10,7 @@ Files are read with `data_pipeline.raw_text` (strict UTF-8, equal line counts, e
 (`data_pipeline.prepared`) for training in bounded memory.
 
 Example:
-    >>> corpus = TextCorpus.from_spec("text:/data/my_corpus:de-en")  # doctest: +SKIP
+    >>> corpus = TextCorpus.find("/data/my_corpus", "de", "en")  # doctest: +SKIP
     >>> ds = corpus.load("train")  # (German, English) tf.string pairs  # doctest: +SKIP
 """
 
@@ -28,28 +26,6 @@ from absl import logging
 from data_pipeline import prepared, raw_text
 from data_pipeline.errors import DataError, missing_files_message
 
-TEXT = "text"
-USAGE = (
-    "'text:DIR:SRC-TGT' reads split S from DIR/S.SRC[.gz] and DIR/S.TGT[.gz]; "
-    "'text' with text_corpus={split: (source_file, target_file)} names the files."
-)
-
-
-def parse_spec(name: str) -> tuple[str, str, str]:
-    """Splits `"text:DIR:SRC-TGT"` into `(DIR, SRC, TGT)`, or raises a DataError.
-
-    Example:
-        >>> parse_spec("text:/data/my_corpus:de-en")
-        ('/data/my_corpus', 'de', 'en')
-    """
-    if not name.startswith(TEXT + ":"):
-        raise DataError(f"Not a text corpus: {name!r}. {USAGE}")
-    directory, _, pair = name[len(TEXT) + 1 :].rpartition(":")
-    source, _, target = pair.partition("-")
-    if not (directory and source and target) or "-" in target or source == target:
-        raise DataError(f"Cannot parse {name!r}. {USAGE}")
-    return directory, source, target
-
 
 @dataclasses.dataclass(frozen=True)
 class TextCorpus:
@@ -59,32 +35,18 @@ class TextCorpus:
     origin: str  # Where the files were looked for, for messages.
 
     @classmethod
-    def from_spec(
-        cls, name: str, text_corpus: Mapping[str, tuple[str, str]] | None = None
-    ) -> TextCorpus:
-        """Resolves `"text"` + `text_corpus` or `"text:DIR:SRC-TGT"` to files.
+    def find(cls, directory: str, source: str, target: str) -> TextCorpus:
+        """The files ``<split>.<source>[.gz]`` and ``<split>.<target>[.gz]`` in ``directory``.
 
         Example:
-            >>> TextCorpus.from_spec("text", {"train": ("a.de", "a.en")}).files
-            {'train': ('a.de', 'a.en')}
+            >>> TextCorpus.find("/data/my_corpus", "de", "en").splits  # doctest: +SKIP
+            ['test', 'train', 'validation']
         """
-        if name == TEXT:
-            if not text_corpus:
-                raise ValueError(f"name='text' needs text_corpus. {USAGE}")
-            files = {}
-            for split, pair in text_corpus.items():
-                if isinstance(pair, str | bytes) or len(pair) != 2:
-                    raise ValueError(
-                        f"text_corpus[{split!r}] must be a (source_file, target_file) pair, "
-                        f"got {pair!r}."
-                    )
-                files[split] = (os.fspath(pair[0]), os.fspath(pair[1]))
-            return cls(files, "text_corpus")
-        if text_corpus is not None:
-            raise ValueError(f"text_corpus is only used with name='text', not {name!r}.")
-        directory, source, target = parse_spec(name)
         if not tf.io.gfile.isdir(directory):
-            raise DataError(f"Text corpus directory {directory} (from {name!r}) does not exist.")
+            raise DataError(
+                f"Text corpus directory {directory} (from 'text:{directory}:{source}-{target}') "
+                "does not exist."
+            )
         sides: dict[str, dict[str, str]] = {}
         for file in sorted(tf.io.gfile.listdir(directory)):
             stem = file.removesuffix(".gz")
@@ -114,11 +76,17 @@ class TextCorpus:
             )
         source_path, target_path = self.files[split]
         if not (source_path and target_path):
-            missing = [f"{split} {side}" for side, p in zip(("source", "target"),
-                       (source_path, target_path), strict=True) if not p]
+            missing = [
+                f"{split} {side}"
+                for side, p in zip(("source", "target"), (source_path, target_path), strict=True)
+                if not p
+            ]
             raise DataError(
-                missing_files_message(missing, self.origin, "Add the file, or choose a split "
-                                      f"among: {', '.join(self.splits) or 'none'}.")
+                missing_files_message(
+                    missing,
+                    self.origin,
+                    f"Add the file, or choose a split among: {', '.join(self.splits) or 'none'}.",
+                )
             )
         return source_path, target_path
 
@@ -137,14 +105,16 @@ class TextCorpus:
         tf.string pairs in the files' order.
 
         Example:
-            >>> TextCorpus.from_spec("text", {"train": ("a.de", "a.en")}).load("train")
-            ... # doctest: +SKIP
+            >>> TextCorpus.find("/data/my_corpus", "de", "en").load("train")  # doctest: +SKIP
         """
         source_path, target_path = self.files_of(split)
         source_lines, target_lines = raw_text.read_parallel(source_path, target_path)
         logging.info(
             "Read %d sentence pairs for split %r from %s and %s",
-            len(source_lines), split, source_path, target_path,
+            len(source_lines),
+            split,
+            source_path,
+            target_path,
         )
         return tf.data.Dataset.from_tensor_slices(
             (tf.constant(source_lines, tf.string), tf.constant(target_lines, tf.string))

@@ -51,7 +51,6 @@ from common.errors import ConfigError
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_PIECES, UNK_ID
 
 MODEL_TYPES = ("unigram", "bpe")
-_SIDES = ("joint", "source", "target")
 _SPACES = re.compile(" +")
 
 
@@ -161,9 +160,7 @@ class Tokenizer(tf.Module):
         >>> tok.detokenize(ids)                                  # [b'A dog runs.']
     """
 
-    def __init__(
-        self, model_proto: bytes, name: str = "tokenizer", *, sampling_alpha: float = 0.0
-    ):
+    def __init__(self, model_proto: bytes, name: str = "tokenizer", *, sampling_alpha: float = 0.0):
         super().__init__(name=name)
         proto = sentencepiece_model_pb2.ModelProto()
         proto.ParseFromString(model_proto)
@@ -335,25 +332,14 @@ def _check_sampling_alpha(alpha: float, model_type: str) -> None:
         )
 
 
-def _sentences(pairs: tf.data.Dataset, side: str, counter: list[int]) -> Iterator[str]:
+def _sentences(pairs: tf.data.Dataset, counter: list[int]) -> Iterator[str]:
     for source, target in pairs.batch(4096).as_numpy_iterator():
         counter[0] += len(source)
-        if side in ("joint", "source"):
-            yield from (s.decode("utf-8") for s in source)
-        if side in ("joint", "target"):
-            yield from (t.decode("utf-8") for t in target)
+        yield from (s.decode("utf-8") for s in source)
+        yield from (t.decode("utf-8") for t in target)
 
 
-def model_file(side: str = "joint") -> str:
-    """The file name of a work directory's SentencePiece model for ``side``.
-
-    Example:
-        >>> model_file(), model_file("source")
-        ('spm.model', 'spm_source.model')
-    """
-    if side not in _SIDES:
-        raise ValueError(f"side must be one of {_SIDES}, got {side!r}.")
-    return "spm.model" if side == "joint" else f"spm_{side}.model"
+MODEL_FILE = "spm.model"  # a work directory's SentencePiece model
 
 
 def _tag_list(languages: Sequence[str]) -> str:
@@ -366,19 +352,15 @@ def load_or_train_tokenizer(
     vocab_size: int,
     model_type: str = "unigram",
     *,
-    side: str = "joint",
     character_coverage: float = 1.0,
     input_sentence_size: int = 0,
     seed: int = 0,
     user_defined_symbols: Sequence[str] = (),
 ) -> Tokenizer:
-    """Loads `workdir/spm.model`, or first trains it on the (source, target) training pairs.
-
-    `side="joint"` (default) trains one vocabulary on source and target sentences together
-    (`spm.model`); `"source"` / `"target"` train on one side only (`spm_source.model` /
-    `spm_target.model`), for separate vocabularies. Pass the training split only.
-    `input_sentence_size > 0` trains on that many sentences at most: the first pairs of
-    `train_dataset` (both sides of half as many pairs for a joint vocabulary), a random sample
+    """Loads `workdir/spm.model`, or first trains it on the (source, target) training pairs:
+    one vocabulary for source and target sentences together. Pass the training split only.
+    `input_sentence_size > 0` trains on that many sentences at most: both sides of the first
+    half as many pairs of `train_dataset`, a random sample
     when the pairs come shuffled (`load_training_split`); 0 trains on every sentence.
     `user_defined_symbols`: pieces the vocabulary must hold whole (a multilingual run's
     target-language tags).
@@ -387,7 +369,7 @@ def load_or_train_tokenizer(
         >>> train = load_translation_splits("multi30k/de-en", ["train"])["train"]
         >>> tok = load_or_train_tokenizer("/tmp/run", train, vocab_size=8000)  # doctest: +SKIP
     """
-    path = os.path.join(workdir, model_file(side))
+    path = os.path.join(workdir, MODEL_FILE)
     prefix = path.removesuffix(".model")
     if tf.io.gfile.exists(path):
         tokenizer = Tokenizer.from_file(path)
@@ -410,16 +392,22 @@ def load_or_train_tokenizer(
         logging.info("Loaded SentencePiece model %s (vocab %d)", path, tokenizer.vocab_size)
         return tokenizer
     logging.info(
-        "Training a %s SentencePiece model (%s, vocab %d) on the training split -> %s",
-        model_type, side, vocab_size, path,
+        "Training a %s SentencePiece model (vocab %d) on the training split -> %s",
+        model_type,
+        vocab_size,
+        path,
     )
     start, counter = time.perf_counter(), [0]
     if input_sentence_size:  # the sample is ours: SentencePiece trains on all it is given
-        per_pair = 2 if side == "joint" else 1
-        train_dataset = train_dataset.take(-(-input_sentence_size // per_pair))
+        train_dataset = train_dataset.take(-(-input_sentence_size // 2))
     train_sentencepiece(
-        _sentences(train_dataset, side, counter), prefix, vocab_size, model_type,
-        character_coverage, seed=seed, user_defined_symbols=user_defined_symbols,
+        _sentences(train_dataset, counter),
+        prefix,
+        vocab_size,
+        model_type,
+        character_coverage,
+        seed=seed,
+        user_defined_symbols=user_defined_symbols,
     )
     logging.info(
         "Trained %s on %d sentence pairs in %.1f s", path, counter[0], time.perf_counter() - start

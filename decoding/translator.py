@@ -29,7 +29,7 @@ from common.translation import (
     translate_in_batches,
     truncation_warnings,
 )
-from data_pipeline.multilingual import defuse_in_graph, tag_in_graph
+from data_pipeline.tagging import defuse_in_graph, tag_in_graph
 from decoding.alignment import alignment_attention, cross_attention_weights
 from decoding.alternatives import alternatives_search
 from decoding.beam import Hypotheses, n_best_search

@@ -38,7 +38,7 @@ from ctranslate2.specs import common_spec, transformer_spec
 
 from common.files import atomic_directory, write_json
 from common.metrics import bleu
-from data_pipeline import load_direction_splits, multilingual
+from data_pipeline import DataSpec
 from decoding.alignment import alignment_layer
 from decoding.ensemble import Ensemble
 from decoding.translator import ModelTranslator
@@ -51,7 +51,7 @@ from exports.contract import (
 )
 from exports.ctranslate2 import CTranslate2Translator
 from inference.evaluation import read_split
-from rundir.config import load_config
+from rundir.config import data_spec, load_config
 from transformer import Transformer
 from transformer.embedding import positional_encoding
 
@@ -277,35 +277,26 @@ def export_with_length_penalty(
         path = export_ctranslate2(translator, output_dir, quantization, length_penalty)
         return CTranslate2Export(path, length_penalty, {})
     config = load_config(workdir)
-    split = config.data.validation_split
-    data_dir = config.data.data_dir or None
-    data = multilingual.parse(config.data.name)
-    if data is None:
-        sources, references = read_split(config.data.name, split, data_dir)
-        target_langs = None
-    else:  # every direction, one after another: a sample of each
-        sources, references, target_langs = _directions_sample(config.data.name, split, data_dir)
+    sources, references, target_langs = _validation_sample(
+        data_spec(config), config.data.validation_split
+    )
     path = export_ctranslate2(translator, output_dir, quantization)
     best, scores = choose_length_penalty(
         path, sources, references, progress=progress, target_langs=target_langs
     )
     set_length_penalty(path, best)
-    return CTranslate2Export(path, best, scores, split)
+    return CTranslate2Export(path, best, scores, config.data.validation_split)
 
 
-def _directions_sample(
-    data_name: str, split: str, data_dir: str | None
-) -> tuple[list[str], list[str], list[str]]:
+def _validation_sample(data: DataSpec, split: str) -> tuple[list[str], list[str], list[str | None]]:
     """``(sources, references, target languages)``: the directions' ``split`` one after another
-    (those that have it), every n-th pair of that (n: the number of directions)."""
+    (those that have it), every n-th pair of that (n: the number of directions); the target
+    language None for a model of one pair."""
     sources, references, target_langs = [], [], []
-    by_direction = load_direction_splits(data_name, [split], data_dir)
-    for (_, target_lang), splits in by_direction.items():
-        if split not in splits:
-            continue
-        for source, reference in splits[split].as_numpy_iterator():
-            sources.append(source.decode("utf-8"))
-            references.append(reference.decode("utf-8"))
-            target_langs.append(target_lang)
-    stride = len(by_direction)
+    for corpus in data.corpora_with(split):
+        direction_sources, direction_references = read_split(corpus, split, data.data_dir)
+        sources += direction_sources
+        references += direction_references
+        target_langs += [data.tag_language(corpus.direction) or None] * len(direction_sources)
+    stride = len(data.corpora)
     return sources[::stride], references[::stride], target_langs[::stride]

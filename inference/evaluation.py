@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import sacrebleu
 
-from common.errors import ConfigError
 from common.files import atomic_write_text
 from common.metrics import bleu, chrf
 from common.translation import TranslationRequest, Translator
-from data_pipeline import load_translation_splits, multilingual
+from data_pipeline import Corpus, DataSpec, load_corpus
 from inference import multi30k_bleu
 
 
@@ -66,16 +65,16 @@ class EvaluationResult:
 
 
 def read_split(
-    data_name: str, split: str, data_dir: str | None = None
+    corpus: Corpus, split: str, data_dir: str | None = None
 ) -> tuple[list[str], list[str]]:
-    """``(sources, references)`` of a split, in the data set's order.
+    """``(sources, references)`` of a corpus's split, untagged, in the data set's order.
 
     Example:
-        >>> sources, references = read_split("multi30k/de-en", "validation")
+        >>> sources, references = read_split(data_spec(config).corpora[0], "validation")
         >>> len(sources)
         1014
     """
-    pairs = load_translation_splits(data_name, [split], data_dir=data_dir)[split]
+    pairs = load_corpus(corpus, [split], data_dir)[split]
     sources, references = [], []
     for source, target in pairs.as_numpy_iterator():
         sources.append(source.decode("utf-8"))
@@ -83,33 +82,61 @@ def read_split(
     return sources, references
 
 
+def evaluate_directions(
+    translator: Translator,
+    data: DataSpec,
+    corpora: Sequence[Corpus],
+    split: str,
+    output_dir: str,
+    progress: bool = True,
+) -> Iterator[tuple[str, EvaluationResult]]:
+    """``corpora`` (of ``data``; one for a model of one language pair) evaluated in turn with
+    :func:`evaluate_split`, each into its direction's target language when the model or the
+    data has several (a model of one target language then refuses it, naming its own):
+    ``(the direction's label, its result)`` as each is scored.
+
+    Example:
+        >>> for label, result in evaluate_directions(translator, data, data.corpora, "test2016",
+        ...                                          "/tmp/run/eval"):
+        ...     print(label, result.bleu.score)
+    """
+    for corpus in corpora:
+        target_lang = corpus.direction.target if translator.languages or data.tagged else None
+        request = TranslationRequest(target_lang=target_lang)
+        yield (
+            corpus.direction.label,
+            evaluate_split(translator, corpus, split, output_dir, data.data_dir, progress, request),
+        )
+
+
 def evaluate_split(
     translator: Translator,
-    data_name: str,
+    corpus: Corpus,
     split: str,
     output_dir: str,
     data_dir: str | None = None,
     progress: bool = True,
     request: TranslationRequest = TranslationRequest(),
 ) -> EvaluationResult:
-    """Translates ``split`` of ``data_name`` as ``request`` asks (a multilingual model into its
+    """Translates ``split`` of ``corpus`` as ``request`` asks (a multilingual model into its
     ``target_lang``), writes hypotheses and references, scores them (and the model's mean
     confidence in its translations); on Multi30k's validation and test splits also with the
     papers' tokenized BLEU, on files written beside them.
 
     Example:
-        >>> result = evaluate_split(translator, "multi30k/de-en", "test2016", "/tmp/run/eval")
+        >>> corpus = data_spec(config).corpora[0]
+        >>> result = evaluate_split(translator, corpus, "test2016", "/tmp/run/eval")
         >>> print(result.report())
     """
-    sources, references = read_split(data_name, split, data_dir)
+    sources, references = read_split(corpus, split, data_dir)
     # Before translating, so that missing or corrupt files fail fast.
     tokenized_references = multi30k_bleu.load_tokenized_references(
-        data_name, split, list(zip(sources, references, strict=True)), data_dir
+        corpus, split, list(zip(sources, references, strict=True)), data_dir
     )
     best = [row[0] for row in translator.hypotheses(sources, request, progress=progress)]
     hypotheses = [hypothesis.text for hypothesis in best]
     mean_confidence = sum(h.confidence for h in best) / len(best) if best else 0.0
-    stem = output_stem(output_dir, data_name, split)
+    stem = output_stem(output_dir, corpus, split)
     hypotheses_file = f"{stem}.beam{translator.beam_size}.hyp"
     references_file = f"{stem}.ref"
     _write_lines(hypotheses_file, hypotheses)
@@ -141,45 +168,15 @@ def evaluate_split(
     )
 
 
-def output_stem(output_dir: str, data_name: str, split: str) -> str:
+def output_stem(output_dir: str, corpus: Corpus, split: str) -> str:
     """Where :func:`evaluate_split` writes a split's files, without the endings (``.ref``,
     ``.beam4.hyp``, ...).
 
     Example:
-        >>> output_stem("/tmp/run/eval", "multi30k/de-fr", "test2016")
+        >>> output_stem("/tmp/run/eval", data_spec(config).corpora[0], "test2016")
         '/tmp/run/eval/multi30k_de-fr.test2016'
     """
-    return os.path.join(output_dir, f"{data_name.replace('/', '_')}.{split}")
-
-
-def direction_names(data_name: str, direction: str | None, split: str) -> dict[str, str] | None:
-    """The directions ``--direction`` names in the multilingual data set ``data_name``, each
-    with its own data set name: one (``"de-fr"``) or every one that has ``split`` (``"all"``,
-    or None); None for a data set of one language pair without ``direction``.
-
-    Example:
-        >>> direction_names("multi30k/multilingual", "de-fr", "test2016")
-        {'de-fr': 'multi30k/de-fr'}
-    """
-    data = multilingual.parse(data_name)
-    if data is None:
-        if direction is None:
-            return None
-        raise ConfigError(
-            f"--direction is for a multilingual model; {data_name!r} is one language pair."
-        )
-    if direction in (None, "all"):
-        chosen = [d for d in data.directions if split.split("[")[0] in data.splits(d)]
-        if not chosen:
-            raise ConfigError(f"No direction of {data_name!r} has the split {split!r}.")
-    else:
-        chosen = [multilingual.parse_direction(direction, "--direction")]
-        if chosen[0] not in data.directions:
-            raise ConfigError(
-                f"{direction!r} is not a direction of {data_name!r}: "
-                f"{', '.join(map(multilingual.direction_label, data.directions))}."
-            )
-    return {multilingual.direction_label(d): data.direction_name(d) for d in chosen}
+    return os.path.join(output_dir, f"{corpus.name.replace('/', '_')}.{split}")
 
 
 def directions_table(results: dict[str, EvaluationResult]) -> str:

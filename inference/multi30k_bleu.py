@@ -23,7 +23,7 @@ import collections
 import dataclasses
 from collections.abc import Sequence
 
-from data_pipeline import DataError, Multi30k
+from data_pipeline import Corpus, DataError, Multi30k
 from data_pipeline.multi30k import has_tokenized_references
 
 LABEL = "Multi30k tokenized lower-cased BLEU (the published papers' protocol)"
@@ -120,7 +120,7 @@ class TokenizedReferences:
 
 
 def load_tokenized_references(
-    data_name: str, split: str, pairs: Sequence[tuple[str, str]], data_dir: str | None = None
+    corpus: Corpus, split: str, pairs: Sequence[tuple[str, str]], data_dir: str | None = None
 ) -> TokenizedReferences | None:
     """The data set's tokenized references of `split`, placed for `pairs` (the evaluated
     (source, target) examples, in their order); None where none are published (data sets other
@@ -128,14 +128,14 @@ def load_tokenized_references(
     builder does: from ``$MULTI30K_DIR`` or downloaded.
 
     Example:
-        >>> load_tokenized_references("ted_hrlr_translate/pt_to_en", "test", []) is None
+        >>> load_tokenized_references(spec.parse("ted_hrlr_translate/pt_to_en").corpora[0],
+        ...                           "test", []) is None
         True
     """
-    dataset, _, config = data_name.partition("/")
-    if dataset != "multi30k":
+    if not corpus.is_multi30k:
         return None
-    builder = Multi30k(config=config, data_dir=data_dir)
-    target = builder.builder_config.target
+    builder = Multi30k(config=corpus.direction.label, data_dir=data_dir)
+    target = corpus.direction.target
     if not has_tokenized_references(split, target):
         return None
     return TokenizedReferences(

@@ -1,4 +1,4 @@
-"""A work directory's ``config.json``: the config its run was trained with."""
+"""A work directory's ``config.json``: the config its run was trained with, and its data."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 import os
 
 import ml_collections
+
+from data_pipeline.spec import DataSpec, parse
 
 CONFIG_FILE = "config.json"
 
@@ -25,3 +27,15 @@ def load_config(workdir: str) -> ml_collections.ConfigDict:
         )
     with open(path, encoding="utf-8") as file:
         return ml_collections.ConfigDict(json.load(file))
+
+
+def data_spec(config: ml_collections.ConfigDict) -> DataSpec:
+    """The data ``config.data`` names (``name``, ``extra_train_data``, ``data_dir``), parsed
+    once: training and every script take this value, never the names.
+
+    Example:
+        >>> data_spec(load_config("runs/multi30k_de_en")).directions
+        (Direction(source='de', target='en'),)
+    """
+    data = config.data
+    return parse(data.name, data.get("extra_train_data", ""), data.get("data_dir") or None)

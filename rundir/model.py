@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from common.errors import ConfigError
 from common.special_tokens import PAD_ID
-from data_pipeline.tokenizer import Tokenizer, model_file
+from data_pipeline.tokenizer import MODEL_FILE, Tokenizer
 from rundir.config import CONFIG_FILE, load_config
 from transformer.model import Transformer
 
@@ -47,5 +47,5 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
 
 def build_workdir_model(workdir: str) -> tuple[Transformer, Tokenizer]:
     """The float32 model of a work directory's config (untrained weights) and its tokenizer."""
-    tokenizer = Tokenizer.from_file(os.path.join(workdir, model_file()))
+    tokenizer = Tokenizer.from_file(os.path.join(workdir, MODEL_FILE))
     return build_model(load_config(workdir), tokenizer.vocab_size), tokenizer

@@ -12,7 +12,6 @@ import tensorflow as tf
 
 import data_pipeline
 from common import language_tags
-from common.errors import ConfigError
 from common.storage import writing
 from common.translation import TranslationRequest
 
@@ -55,109 +54,77 @@ def changed_settings(saved: dict, current: dict) -> str | None:
     return ", ".join(f"{name} {saved.get(name)!r} -> {current.get(name)!r}" for name in changed)
 
 
-def extra_train_data(config: ml_collections.ConfigDict) -> list[str]:
-    """The names in ``data.extra_train_data``; each must translate into ``data.name``'s target
-    language (a ConfigError otherwise: one model learns one target language here).
+@dataclasses.dataclass(frozen=True)
+class TrainingData:
+    """What a run reads: its training pairs (streamed, endless once batched), the splits it
+    validates on (each direction's, read once) and its tokenizer."""
 
-    Example:
-        >>> config.data.name, config.data.extra_train_data = "multi30k/en-de", "multi30k/fr-de"
-        >>> extra_train_data(config)  # doctest: +SKIP
-        ['multi30k/fr-de']
-    """
-    names = [name.strip() for name in config.data.extra_train_data.split(",") if name.strip()]
-    if not names:
-        return []
-    if data_pipeline.multilingual.parse(config.data.name) is not None:
-        raise ConfigError(
-            f"config.data.extra_train_data ({config.data.extra_train_data!r}) is for a model of "
-            f"one language pair; config.data.name ({config.data.name!r}) is multilingual: list "
-            "every direction in config.data.name instead."
-        )
-    data_dir = config.data.data_dir or None
-    target = data_pipeline.language_pair(config.data.name, data_dir)[1]
-    for name in names:
-        extra_target = data_pipeline.language_pair(name, data_dir)[1]
-        if extra_target != target:
-            raise ConfigError(
-                f"config.data.extra_train_data names {name!r}, which translates into "
-                f"{extra_target!r}, but config.data.name ({config.data.name!r}) into {target!r}; "
-                "add only data sets with the same target language."
-            )
-    return names
+    train: tf.data.Dataset  # (source, target) pairs as the model reads them
+    by_direction: data_pipeline.datasets.DirectionSplits  # untagged, in memory
+    tokenizer: data_pipeline.Tokenizer
 
 
 def load_data(
-    config: ml_collections.ConfigDict, workdir: str, splits: list[str]
-) -> tuple[dict[str, tf.data.Dataset], data_pipeline.Tokenizer]:
-    """Returns ``(split -> (source, target) string pairs, tokenizer)``: ``splits`` read into
-    memory, the training split (with ``data.extra_train_data``'s) streamed from disk
-    (``data_pipeline.load_training_split``). Trains the tokenizer on (a sample of) the training
-    split the first time, into ``workdir/spm.model`` (a StorageError names that file when the
-    file system refuses it).
+    config: ml_collections.ConfigDict,
+    data: data_pipeline.DataSpec,
+    workdir: str,
+    splits: list[str],
+) -> TrainingData:
+    """``data``'s ``splits`` read into memory, its training split (with the extra training
+    corpora's) streamed from disk (``data_pipeline.load_training_split``), and the tokenizer:
+    trained on (a sample of) the training split the first time, into ``workdir/spm.model`` (a
+    StorageError names that file when the file system refuses it).
 
     Example:
-        >>> pairs, tokenizer = load_data(config, "/tmp/run", ["validation"])  # doctest: +SKIP
+        >>> loaded = load_data(config, data_spec(config), "/tmp/run", ["validation"])
     """
-    train_split, data_dir = config.data.train_split, config.data.data_dir or None
-    extra_names = extra_train_data(config)  # Checked before any data is read.
-    pairs = data_pipeline.load_translation_splits(config.data.name, splits, data_dir=data_dir)
-    seed = config.data.shuffle_seed
-    train, _ = data_pipeline.load_training_split(config.data.name, train_split, data_dir, seed)
-    for name in extra_names:
-        extra, _ = data_pipeline.load_training_split(name, train_split, data_dir, seed)
-        train = train.concatenate(extra)
-    pairs[train_split] = train
-    multilingual = data_pipeline.multilingual.parse(config.data.name)
-    tags = [language_tags.tag(lang) for lang in multilingual.languages] if multilingual else []
-    with writing(os.path.join(workdir, data_pipeline.tokenizer.model_file())):
+    by_direction = data_pipeline.load_direction_splits(data, splits)
+    train, _ = data_pipeline.load_training_split(
+        data, config.data.train_split, config.data.shuffle_seed
+    )
+    with writing(os.path.join(workdir, data_pipeline.tokenizer.MODEL_FILE)):
         tokenizer = data_pipeline.load_or_train_tokenizer(
             workdir,
-            pairs[train_split],
+            train,
             config.tokenizer.vocab_size,
             config.tokenizer.model_type,
             input_sentence_size=config.tokenizer.input_sentence_size,
             seed=config.train.seed,
-            user_defined_symbols=tags,
+            user_defined_symbols=[language_tags.tag(lang) for lang in data.languages],
         )
-    return pairs, tokenizer
+    return TrainingData(train, by_direction, tokenizer)
 
 
 @dataclasses.dataclass(frozen=True)
 class ValidationSet:
     """Sentences whose translation BLEU is measured during training: one direction's."""
 
-    label: str  # "de-fr" for one direction of a multilingual run; "" for a run of one pair
+    label: str  # its direction's, "de-fr"
     sources: list[str]
     references: list[str]
     request: TranslationRequest = TranslationRequest()  # a multilingual run's: its target
 
 
 def validation_sets(
-    config: ml_collections.ConfigDict, pairs: tf.data.Dataset
+    config: ml_collections.ConfigDict,
+    data: data_pipeline.DataSpec,
+    by_direction: data_pipeline.datasets.DirectionSplits,
 ) -> list[ValidationSet]:
-    """The first ``train.eval_max_sentences`` sentences of the validation split: of ``pairs``
-    for a run of one language pair; of each direction for a multilingual run (the mean of the
-    directions' BLEU chooses its best checkpoint).
+    """The first ``train.eval_max_sentences`` sentences of each direction's validation split
+    (the mean of their BLEU chooses a multilingual run's best checkpoint).
 
     Example:
-        >>> [s.label for s in validation_sets(multilingual_config, pairs)][:2]  # doctest: +SKIP
+        >>> [s.label for s in validation_sets(config, data, by_direction)][:2]  # doctest: +SKIP
         ['de-en', 'en-de']
     """
     limit = config.train.eval_max_sentences or -1
-    multilingual = data_pipeline.multilingual.parse(config.data.name)
-    if multilingual is None:
-        return [ValidationSet("", *_sides(pairs.take(limit)))]
     split = config.data.validation_split
-    by_direction = data_pipeline.load_direction_splits(
-        config.data.name, [split], config.data.data_dir or None
-    )
     sets = []
     for direction, splits in by_direction.items():
         if split in splits:
             sources, references = _sides(splits[split].take(limit))
-            label = data_pipeline.multilingual.direction_label(direction)
-            request = TranslationRequest(target_lang=direction[1])
-            sets.append(ValidationSet(label, sources, references, request))
+            request = TranslationRequest(target_lang=data.tag_language(direction) or None)
+            sets.append(ValidationSet(direction.label, sources, references, request))
     return sets
 
 

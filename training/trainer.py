@@ -31,6 +31,7 @@ from common.storage import writing
 from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator
 from rundir import checkpoints
+from rundir.config import data_spec
 from rundir.model import build_model
 from training import config as config_lib
 from training import distribute
@@ -66,6 +67,7 @@ class _Trainer:
 
     def __init__(self, config: ml_collections.ConfigDict, workdir: str) -> None:
         self.config, self.workdir = config, workdir
+        self.data = data_spec(config)  # the data's names parsed once: a bad one fails first
         self.strategy = distribute.make_strategy(
             config.train.distribution, config.train.tpu_address
         )
@@ -95,14 +97,14 @@ class _Trainer:
         # train.eval_every = 0: no validation, so no validation split, pipeline or traces.
         self.validating = config.train.eval_every > 0
         validation_split = config.data.validation_split
-        self.pairs, self.tokenizer = load_data(
-            config, self.output_dir, [validation_split] if self.validating else []
+        loaded = load_data(
+            config, self.data, self.output_dir, [validation_split] if self.validating else []
         )
+        self.tokenizer, self.train_pairs = loaded.tokenizer, loaded.train
         # Each worker reads its own share of the batches through a plain iterator, which (unlike
         # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
         self.worker_index, num_workers = distribute.worker_index_and_count(self.strategy)
-        train_pairs = self.pairs[config.data.train_split]
-        train_batches = training_batches(config, train_pairs, self.tokenizer)
+        train_batches = training_batches(config, self.train_pairs, self.tokenizer)
         self.iterator = iter(train_batches.shard(num_workers, self.worker_index))
         self.data_settings = data_settings(config, num_workers)
         self.data_position = tf.train.Checkpoint(
@@ -129,7 +131,7 @@ class _Trainer:
         )
         self.train_step = self._make_train_step()
         if self.validating:
-            self._set_up_validation(self.pairs[validation_split])
+            self._set_up_validation(loaded.by_direction)
         self.tensorboard_dir = os.path.join(workdir, "tensorboard")
         with writing(self.tensorboard_dir):
             self.writer = (
@@ -138,9 +140,12 @@ class _Trainer:
                 else tf.summary.create_noop_writer()
             )
 
-    def _set_up_validation(self, pairs: tf.data.Dataset) -> None:
+    def _set_up_validation(self, by_direction: data_pipeline.datasets.DirectionSplits) -> None:
+        """BLEU on each direction's validation sentences; the loss on all of them, as the model
+        reads them (a multilingual run's tagged)."""
         config = self.config
-        self.validation_sets = validation_sets(config, pairs)
+        self.validation_sets = validation_sets(config, self.data, by_direction)
+        pairs = data_pipeline.model_pairs(self.data, by_direction)[config.data.validation_split]
         self.validation_batches = data_pipeline.make_batches(
             pairs,
             self.tokenizer,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchmarks import harness
 from configs import multi30k_multilingual
+from data_pipeline.spec import parse
 from inference.evaluation import output_stem
 
 
@@ -27,7 +28,7 @@ def test_off_target_hypotheses_are_counted_per_direction_and_shown(multi30k_dir,
     into_english[5] = "..."  # no words: named no language, so not off target
     files = {"multi30k/de-en": (english, into_english), "multi30k/en-de": (german, german)}
     for data_name, (references, hypotheses) in files.items():
-        stem = output_stem(str(workdir / "eval"), data_name, "test2016")
+        stem = output_stem(str(workdir / "eval"), parse(data_name).corpus, "test2016")
         Path(stem).parent.mkdir(exist_ok=True)
         Path(f"{stem}.ref").write_text("\n".join(references) + "\n")
         Path(f"{stem}.beam4.hyp").write_text("\n".join(hypotheses) + "\n")

@@ -20,6 +20,7 @@ import pytest
 import tensorflow as tf
 
 from configs import tiny
+from rundir.config import data_spec
 from tests.file_systems import mount_namespace
 from tests.script_runner import run_in_process, run_script
 from training.data import load_data
@@ -46,7 +47,7 @@ def prepared(small_corpus, tmp_path_factory) -> tuple[str, str]:
     config = tiny.get_config()
     config.data.name = f"text:{small_corpus}:de-en"
     config.data.data_dir = str(directory / "data")
-    load_data(config, str(directory), [])
+    load_data(config, data_spec(config), str(directory), [])
     return config.data.data_dir, str(directory / "spm.model")
 
 

@@ -37,7 +37,9 @@ def de_en(multi30k_dir, tfds_dir):
     """multi30k/de-en, all splits, as tf.data datasets of (de, en) strings."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MULTI30K_DIR", multi30k_dir)
-        return dp.load_translation_splits("multi30k/de-en", DE_EN_SPLITS, data_dir=tfds_dir)
+        return dp.load_translation_splits(
+            dp.spec.parse("multi30k/de-en", data_dir=tfds_dir), DE_EN_SPLITS
+        )
 
 
 @pytest.fixture(scope="session")

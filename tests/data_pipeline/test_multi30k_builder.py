@@ -71,7 +71,7 @@ def test_plain_tfds_load_gives_source_first(de_en, tfds_dir, raw_lines):
 def test_czech_has_three_splits(multi30k_dir, tfds_dir, monkeypatch, raw_lines):
     monkeypatch.setenv("MULTI30K_DIR", multi30k_dir)
     splits = dp.load_translation_splits(
-        "multi30k/cs-en", ["train", "validation", "test2016"], data_dir=tfds_dir
+        dp.spec.parse("multi30k/cs-en", data_dir=tfds_dir), ["train", "validation", "test2016"]
     )
     assert {s: int(ds.cardinality()) for s, ds in splits.items()} == {
         "train": 29_000,
@@ -85,7 +85,7 @@ def test_czech_has_three_splits(multi30k_dir, tfds_dir, monkeypatch, raw_lines):
     assert en.decode() in raw_lines("validation", "en")
     for split in ("test2017", "mscoco2017"):
         with pytest.raises(ValueError, match=r"available: train, validation, test2016"):
-            dp.load_translation_splits("multi30k/cs-en", [split], data_dir=tfds_dir)
+            dp.load_translation_splits(dp.spec.parse("multi30k/cs-en", data_dir=tfds_dir), [split])
 
 
 def test_second_load_does_not_read_raw_files(de_en_pairs, tfds_dir, tmp_path, monkeypatch):
@@ -96,7 +96,9 @@ def test_second_load_does_not_read_raw_files(de_en_pairs, tfds_dir, tmp_path, mo
     monkeypatch.setattr(multi30k, "_read_raw_file", fail)
     monkeypatch.setattr(raw_text, "read_bytes", fail)
     monkeypatch.setattr(tfds.download.DownloadManager, "download", fail)
-    again = dp.load_translation_splits("multi30k/de-en", list(EXPECTED_SIZES), data_dir=tfds_dir)
+    again = dp.load_translation_splits(
+        dp.spec.parse("multi30k/de-en", data_dir=tfds_dir), list(EXPECTED_SIZES)
+    )
     counts = {
         split: sum(len(batch[0]) for batch in ds.batch(8192).as_numpy_iterator())
         for split, ds in again.items()
@@ -113,12 +115,12 @@ def test_rebuild_reads_raw_files_again(multi30k_dir, tmp_path, monkeypatch):
         multi30k, "_read_raw_file", lambda path, name: reads.append(name) or original(path, name)
     )
     data_dir = str(tmp_path / "tfds")
-    dp.load_translation_splits("multi30k/en-cs", ["validation"], data_dir=data_dir)
+    dp.load_translation_splits(dp.spec.parse("multi30k/en-cs", data_dir=data_dir), ["validation"])
     assert len(reads) == 6  # 3 splits x 2 sides.
-    dp.load_translation_splits("multi30k/en-cs", ["validation"], data_dir=data_dir)
+    dp.load_translation_splits(dp.spec.parse("multi30k/en-cs", data_dir=data_dir), ["validation"])
     assert len(reads) == 6
     ds = dp.load_translation_splits(
-        "multi30k/en-cs", ["validation"], data_dir=data_dir, rebuild=True
+        dp.spec.parse("multi30k/en-cs", data_dir=data_dir), ["validation"], rebuild=True
     )["validation"]
     assert len(reads) == 12
     assert int(ds.cardinality()) == 1_014
@@ -130,7 +132,9 @@ def test_missing_files_error(multi30k_dir, tmp_path, monkeypatch):
         (tmp_path / name).symlink_to(Path(multi30k_dir, name))
     monkeypatch.setenv("MULTI30K_DIR", str(tmp_path))
     with pytest.raises(dp.DataError) as info:
-        dp.load_translation_splits("multi30k/de-en", ["train"], data_dir=str(tmp_path / "tfds"))
+        dp.load_translation_splits(
+            dp.spec.parse("multi30k/de-en", data_dir=str(tmp_path / "tfds")), ["train"]
+        )
     message = str(info.value)
     for name in ("val.en.gz", "test_2016_flickr.de.gz", "test_2017_mscoco.en.gz"):
         assert name in message
@@ -148,7 +152,9 @@ def test_offline_without_files_error(tmp_path, monkeypatch):
     monkeypatch.setattr(multi30k, "_probe", lambda url: offline(None, url))
     monkeypatch.setattr(tfds.download.DownloadManager, "download", offline)
     with pytest.raises(dp.DataError) as info:
-        dp.load_translation_splits("multi30k/fr-en", ["train"], data_dir=str(tmp_path))
+        dp.load_translation_splits(
+            dp.spec.parse("multi30k/fr-en", data_dir=str(tmp_path)), ["train"]
+        )
     message = str(info.value)
     assert "train.fr.gz" in message and "test_2017_mscoco.en.gz" in message
     assert multi30k.URL_PATTERN.format(file="<FILE>") in message
@@ -177,7 +183,9 @@ def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
     raw = _fake_raw_dir(tmp_path, multi30k_dir, {"val.de.gz": corrupt})
     requested = _serve_downloads(monkeypatch, raw)
     with pytest.raises(dp.DataError, match=r"checksum mismatch for .*val\.de\.gz"):
-        dp.load_translation_splits("multi30k/de-en", ["train"], data_dir=str(tmp_path / "a"))
+        dp.load_translation_splits(
+            dp.spec.parse("multi30k/de-en", data_dir=str(tmp_path / "a")), ["train"]
+        )
     assert requested["val.de.gz"] == multi30k.URL_PATTERN.format(file="val.de.gz")
     assert multi30k.COMMIT in requested["val.de.gz"]
 
@@ -187,7 +195,9 @@ def test_downloaded_files_are_verified(multi30k_dir, tmp_path, monkeypatch):
         "download",
         lambda self, urls: {name: Path(multi30k_dir, name) for name in urls},
     )
-    ds = dp.load_translation_splits("multi30k/de-en", ["test2016"], data_dir=str(tmp_path / "b"))
+    ds = dp.load_translation_splits(
+        dp.spec.parse("multi30k/de-en", data_dir=str(tmp_path / "b")), ["test2016"]
+    )
     assert int(ds["test2016"].cardinality()) == 1_000
 
 
@@ -199,7 +209,9 @@ def test_checksum_mismatch_error(multi30k_dir, tmp_path, monkeypatch):
     raw = _fake_raw_dir(tmp_path, multi30k_dir, {"val.en.gz": changed})
     monkeypatch.setenv("MULTI30K_DIR", str(raw))
     with pytest.raises(dp.DataError) as info:
-        dp.load_translation_splits("multi30k/de-en", ["train"], data_dir=str(tmp_path / "tfds"))
+        dp.load_translation_splits(
+            dp.spec.parse("multi30k/de-en", data_dir=str(tmp_path / "tfds")), ["train"]
+        )
     message = str(info.value)
     assert str(raw / "val.en.gz") in message
     assert multi30k.SHA256["val.en.gz"] in message
@@ -214,7 +226,9 @@ def test_line_count_mismatch_error(multi30k_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MULTI30K_DIR", str(raw))
     monkeypatch.setitem(multi30k.SHA256, "val.en.gz", hashlib.sha256(changed).hexdigest())
     with pytest.raises(dp.DataError) as info:
-        dp.load_translation_splits("multi30k/de-en", ["train"], data_dir=str(tmp_path / "tfds"))
+        dp.load_translation_splits(
+            dp.spec.parse("multi30k/de-en", data_dir=str(tmp_path / "tfds")), ["train"]
+        )
     message = str(info.value)
     assert re.search(r"val\.de\.gz has 1014 lines but .*val\.en\.gz has 1013 lines", message)
 
@@ -228,7 +242,9 @@ def test_undecodable_bytes_error(multi30k_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MULTI30K_DIR", str(raw))
     monkeypatch.setitem(multi30k.SHA256, "val.de.gz", hashlib.sha256(changed).hexdigest())
     with pytest.raises(dp.DataError, match=r"val\.de\.gz, line 42: not valid UTF-8"):
-        dp.load_translation_splits("multi30k/de-en", ["train"], data_dir=str(tmp_path / "tfds"))
+        dp.load_translation_splits(
+            dp.spec.parse("multi30k/de-en", data_dir=str(tmp_path / "tfds")), ["train"]
+        )
     assert not os.path.exists(tmp_path / "tfds" / "multi30k" / "de-en" / "1.0.0")
 
 

@@ -74,7 +74,9 @@ def test_a_bad_corpus_is_named_and_leaves_nothing_behind(corpus, tmp_path):
 
 
 def test_load_training_split_streams_a_text_corpus_with_its_count(corpus, tmp_path):
-    pairs, count = dp.load_training_split(f"text:{corpus}:de-en", "train", str(tmp_path / "d"))
+    pairs, count = dp.load_training_split(
+        dp.spec.parse(f"text:{corpus}:de-en", data_dir=str(tmp_path / "d")), "train"
+    )
     assert count == len(PAIRS)
     assert collections.Counter(read(pairs)) == collections.Counter(PAIRS)
     assert os.listdir(tmp_path / "d") == [dp.datasets.PREPARED_TEXT]

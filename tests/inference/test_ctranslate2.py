@@ -17,6 +17,7 @@ import pytest
 import sacrebleu
 import tensorflow as tf
 
+import data_pipeline
 from data_pipeline import Tokenizer
 from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator, encode_sources
@@ -42,6 +43,8 @@ ARCHITECTURES = {
 }
 SENTENCES = ["Ein Hund rennt.", "Zwei Männer spielen Fußball auf einer grünen Wiese.", "Ja", ""]
 COPY_TRAINING_STEPS = 250
+
+DE_EN = data_pipeline.spec.parse("multi30k/de-en").corpus
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +147,7 @@ def copy_model(tokenizer) -> Transformer:
 @pytest.fixture(scope="module")
 def validation_sentences(tokenizer, tfds_dir) -> list[str]:
     """The first 200 validation sentences of at most 32 pieces (the copy model learnt up to 39)."""
-    sources, _ = read_split("multi30k/de-en", "validation", tfds_dir)
+    sources, _ = read_split(DE_EN, "validation", tfds_dir)
     lengths = tokenizer.tokenize(tf.constant(sources)).row_lengths().numpy()
     return [sentence for sentence, length in zip(sources, lengths, strict=True) if length <= 32][
         :200
@@ -413,7 +416,7 @@ def test_evaluate_scores_an_export(tiny_run, tiny_ctranslate2, tfds_dir):
         hypotheses = file.read().split("\n")[:-1]
     with open(f"{stem}.ref", encoding="utf-8") as file:
         references = file.read().split("\n")[:-1]
-    sources, expected_references = read_split("multi30k/de-en", "test2016", tfds_dir)
+    sources, expected_references = read_split(DE_EN, "test2016", tfds_dir)
     assert references == expected_references and len(references) == 1000
     assert hypotheses == CTranslate2Translator(tiny_ctranslate2).translate(sources, progress=False)
     printed = completed.stdout.splitlines()

@@ -1,4 +1,5 @@
-"""evaluate_split with a translator that knows the references: the scores, lines and files."""
+"""evaluate_split and evaluate_directions with a translator that knows the references: the
+scores, lines and files."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from pathlib import Path
 import pytest
 
 import data_pipeline as dp
-from common.errors import ConfigError
 from common.translation import Hypothesis, TranslationRequest
-from inference.evaluation import direction_names, evaluate_split
+from inference.evaluation import evaluate_directions, evaluate_split
 from inference.multi30k_bleu import LABEL
 
 
@@ -57,10 +57,13 @@ class Oracle:
 
 
 def test_multi30k_gets_the_papers_bleu_in_the_data_sets_order(tfds_dir, multi30k_dir, tmp_path):
-    ds = dp.load_translation_splits("multi30k/de-en", ["test2017"], data_dir=tfds_dir)["test2017"]
+    ds = dp.load_translation_splits(
+        dp.spec.parse("multi30k/de-en", data_dir=tfds_dir), ["test2017"]
+    )["test2017"]
     pairs = [(s.decode(), t.decode()) for s, t in ds.as_numpy_iterator()]
+    corpus = dp.spec.parse("multi30k/de-en").corpus
     result = evaluate_split(
-        Oracle(pairs), "multi30k/de-en", "test2017", str(tmp_path), tfds_dir, progress=False
+        Oracle(pairs), corpus, "test2017", str(tmp_path), tfds_dir, progress=False
     )
     data_set_file = gzip.decompress(
         Path(multi30k_dir, "tok", "test_2017_flickr.lc.norm.tok.en.gz").read_bytes()
@@ -91,15 +94,23 @@ def test_multi30k_gets_the_papers_bleu_in_the_data_sets_order(tfds_dir, multi30k
     ]
 
 
-def test_other_data_sets_get_no_tokenized_bleu(tmp_path):
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "test.de").write_text("Ein Hund rennt.\nZwei Katzen.\n", encoding="utf-8")
-    (corpus / "test.en").write_text("A dog runs.\nTwo cats.\n", encoding="utf-8")
-    pairs = [("Ein Hund rennt.", "A dog runs."), ("Zwei Katzen.", "Two cats.")]
-    result = evaluate_split(
-        Oracle(pairs), f"text:{corpus}:de-en", "test", str(tmp_path / "eval"), progress=False
-    )
+PAIRS = [("Ein Hund rennt.", "A dog runs."), ("Zwei Katzen.", "Two cats.")]
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    """A text corpus directory with a split ``test`` of PAIRS in German and English."""
+    directory = tmp_path / "corpus"
+    directory.mkdir()
+    for side, lang in enumerate(("de", "en")):
+        (directory / f"test.{lang}").write_text("".join(p[side] + "\n" for p in PAIRS))
+    return directory
+
+
+def test_other_data_sets_get_no_tokenized_bleu(corpus, tmp_path):
+    pairs = PAIRS
+    one_pair = dp.spec.parse(f"text:{corpus}:de-en").corpus
+    result = evaluate_split(Oracle(pairs), one_pair, "test", str(tmp_path / "eval"), progress=False)
     assert result.tokenized is None
     report = result.report().splitlines()
     assert len(report) == 6 and not [line for line in report if "tokenized" in line]
@@ -114,10 +125,38 @@ def test_other_data_sets_get_no_tokenized_bleu(tmp_path):
     ]
 
 
-def test_direction_names_reads_a_sliced_split_and_refuses_one_no_direction_has():
-    names = direction_names("multi30k/multilingual", "all", "test2017[:10]")
-    assert len(names) == 6 and names["de-fr"] == "multi30k/de-fr"  # no Czech in test2017
-    assert direction_names("multi30k/de-en", None, "test2016") is None
-    czech = "multi30k/en-cs,multi30k/de-cs"
-    with pytest.raises(ConfigError, match=f"No direction of '{czech}' has the split 'test2017'"):
-        direction_names(czech, "all", "test2017")
+class MultilingualOracle(Oracle):
+    """An Oracle of target languages de and en that records each request's."""
+
+    languages = ("de", "en")
+
+    def __init__(self, pairs: Sequence[tuple[str, str]]):
+        super().__init__(pairs)
+        self.requested = []
+
+    def hypotheses(self, sentences, request=TranslationRequest(), batch_size=64, progress=True):
+        self.requested.append(request.target_lang)
+        return super().hypotheses(sentences, TranslationRequest(), batch_size, progress)
+
+
+def test_one_direction_or_several_are_scored_by_one_function(corpus, tmp_path):
+    pairs = PAIRS + [(target, source) for source, target in PAIRS]
+    data = dp.spec.parse(f"text:{corpus}:de-en,en-de")
+    model = MultilingualOracle(pairs)
+    output_dir = str(tmp_path / "eval")
+    results = dict(evaluate_directions(model, data, data.corpora, "test", output_dir, False))
+    assert list(results) == ["de-en", "en-de"] and model.requested == ["en", "de"]
+    assert [r.bleu.score for r in results.values()] == pytest.approx([100.0, 100.0])
+    assert Path(results["en-de"].hypotheses_file).read_text() == "Ein Hund rennt.\nZwei Katzen.\n"
+    # A multilingual model on data of one pair translates into that pair's target language; a
+    # model of one target language takes none.
+    one_pair = dp.spec.parse(f"text:{corpus}:en-de")
+    model.requested.clear()
+    ((label, _),) = evaluate_directions(
+        model, one_pair, one_pair.corpora, "test", output_dir, False
+    )
+    assert (label, model.requested) == ("en-de", ["de"])
+    ((label, result),) = evaluate_directions(
+        Oracle(pairs), one_pair, one_pair.corpora, "test", output_dir, False
+    )
+    assert result.bleu.score == pytest.approx(100.0)

@@ -86,7 +86,9 @@ def test_hypotheses_go_to_the_line_of_their_example():
 @pytest.fixture(scope="module")
 def de_en_tfds_order(tfds_dir) -> dict[str, list[tuple[str, str]]]:
     """multi30k/de-en's validation and test splits as prepared (TFDS's order)."""
-    splits = dp.load_translation_splits("multi30k/de-en", TOK_SPLITS, data_dir=tfds_dir)
+    splits = dp.load_translation_splits(
+        dp.spec.parse("multi30k/de-en", data_dir=tfds_dir), TOK_SPLITS
+    )
     return {
         split: [(s.decode(), t.decode()) for s, t in ds.as_numpy_iterator()]
         for split, ds in splits.items()
@@ -107,7 +109,9 @@ def test_tfds_order_is_mapped_back_to_the_files_order(
         )
     )
     assert sum(p == f for p, f in zip(pairs, file_pairs, strict=True)) <= 1  # TFDS shuffled.
-    references = load_tokenized_references("multi30k/de-en", split, pairs, tfds_dir)
+    references = load_tokenized_references(
+        dp.spec.parse("multi30k/de-en").corpus, split, pairs, tfds_dir
+    )
     assert references.language == "en"
     assert references.lines == read_gz_lines(
         Path(multi30k_dir, "tok", f"{prefix}.lc.norm.tok.en.gz")
@@ -119,7 +123,14 @@ def test_tfds_order_is_mapped_back_to_the_files_order(
 
 
 def test_no_tokenized_references_elsewhere(tmp_path):
-    assert load_tokenized_references("multi30k/de-en", "train", [], str(tmp_path)) is None
-    assert load_tokenized_references("text:/data:de-en", "test", []) is None
-    assert load_tokenized_references("wmt14_translate/de-en", "test", []) is None
+    assert (
+        load_tokenized_references(
+            dp.spec.parse("multi30k/de-en").corpus, "train", [], str(tmp_path)
+        )
+        is None
+    )
+    assert load_tokenized_references(dp.spec.parse("text:/data:de-en").corpus, "test", []) is None
+    assert (
+        load_tokenized_references(dp.spec.parse("wmt14_translate/de-en").corpus, "test", []) is None
+    )
     assert not any(tmp_path.iterdir())  # Nothing read or downloaded.

@@ -21,6 +21,7 @@ from xml.etree import ElementTree
 import pytest
 import tensorflow as tf
 
+import data_pipeline
 from data_pipeline import Tokenizer
 from inference.evaluation import read_split
 from inference.loading import load_translator
@@ -30,6 +31,8 @@ from tests.script_runner import REPO_ROOT, run_in_process, run_script
 
 PYTHON_BIN = Path(sys.executable).parent
 BAD_INPUTS = ["", "   ", "x" * 5000, "\x00\x07 control", "日本語 😀 テスト", "Ein Hund rennt."]
+
+DE_EN = data_pipeline.spec.parse("multi30k/de-en").corpus
 
 
 @pytest.fixture(scope="module")
@@ -386,7 +389,7 @@ def test_evaluate_with_an_ensemble_scores_the_ensembles_translations(
         f"{ensemble.beam_size}, length penalty {ensemble.options.length_penalty}).\n"
     )
     eval_dir = Path(earlier, "eval", "ensemble")
-    sources, _ = read_split("multi30k/de-en", "test2016", load_config(workdir).data.data_dir)
+    sources, _ = read_split(DE_EN, "test2016", load_config(workdir).data.data_dir)
     hypotheses = lines_of(eval_dir / f"multi30k_de-en.test2016.beam{ensemble.beam_size}.hyp")
     assert hypotheses == ensemble.translate(sources, progress=False)
     assert_prints_what_the_sacrebleu_command_prints(completed.stdout, eval_dir)

@@ -8,6 +8,7 @@ import pytest
 import data_pipeline
 from common.storage import StorageError
 from configs import tiny
+from rundir.config import data_spec
 from training.data import changed_settings, data_settings, load_data
 
 
@@ -39,4 +40,4 @@ def test_a_tokenizer_the_disk_has_no_room_for_is_named(tfds_dir, tmp_path, monke
     with pytest.raises(
         StorageError, match=f"left on the device while writing {tmp_path}/spm.model;"
     ):
-        load_data(config, str(tmp_path), ["validation"])
+        load_data(config, data_spec(config), str(tmp_path), ["validation"])

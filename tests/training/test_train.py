@@ -34,6 +34,7 @@ from decoding.translator import ModelTranslator
 from inference.evaluation import read_split
 from inference.loading import load_model
 from rundir import checkpoints
+from rundir.config import data_spec
 from training import data as training_data
 from training import trainer
 from training.loss import loss_function
@@ -47,7 +48,8 @@ def tiny_tokenizer(small_corpus, tmp_path_factory) -> str:
     """spm.model of configs/tiny.py on ``small_corpus``; copied into new work dirs to save its
     training time."""
     directory = str(tmp_path_factory.mktemp("tokenizer"))
-    training_data.load_data(tiny_config(small_corpus), directory, [])
+    config = tiny_config(small_corpus)
+    training_data.load_data(config, data_spec(config), directory, [])
     return os.path.join(directory, "spm.model")
 
 
@@ -118,7 +120,9 @@ def test_the_tiny_run_translates_its_source_not_just_the_target_language(tiny_ru
     workdir, _ = tiny_run
     model, tokenizer, _ = load_model(workdir, "latest")
     config = tiny.get_config()
-    pairs = data_pipeline.load_translation_splits(config.data.name, ["validation"], tfds_dir)
+    pairs = data_pipeline.load_translation_splits(
+        data_pipeline.spec.parse(config.data.name, data_dir=tfds_dir), ["validation"]
+    )
     validation = data_pipeline.make_batches(
         pairs["validation"],
         tokenizer,
@@ -131,7 +135,7 @@ def test_the_tiny_run_translates_its_source_not_just_the_target_language(tiny_ru
     another_sentences = mean_loss(model, validation, lambda batch: tf.roll(batch["source"], 1, 0))
     assert true_sources < 0.95 * another_sentences, (true_sources, another_sentences)
 
-    sources, references = read_split(config.data.name, "train", tfds_dir)
+    sources, references = read_split(data_spec(config).corpus, "train", tfds_dir)
     sources, references = sources[:200], references[:200]
     greedy = ModelTranslator(model, tokenizer, SearchOptions(beam_size=1))
     translations = greedy.translate(sources, progress=False)
@@ -411,9 +415,9 @@ def test_multi_worker_trains_like_one_device_on_both_workers_batches(
     # Each worker's batches as that worker reads them: the first pass over a pipeline of its
     # own (a second iterator of one shuffled pipeline would shuffle anew).
     shards = [
-        training_data.training_batches(
-            config, one_device.pairs[config.data.train_split], one_device.tokenizer
-        ).shard(2, worker)
+        training_data.training_batches(config, one_device.train_pairs, one_device.tokenizer).shard(
+            2, worker
+        )
         for worker in range(2)
     ]
     both = tf.data.Dataset.zip(*shards).map(concatenated)
@@ -493,11 +497,14 @@ def test_extra_train_data_joins_the_training_pairs(small_corpus, tiny_tokenizer)
     config = tiny_config(small_corpus)
     names = [f"text:{small_corpus}:{pair}" for pair in ("de-en", "fr-en", "cs-en")]
     config.data.extra_train_data = f"{names[1]}, {names[2]}"
-    pairs, _ = training_data.load_data(config, os.path.dirname(tiny_tokenizer), [])
+    data = data_spec(config)
+    assert [corpus.name for corpus in data.extra_train] == names[1:]
+    loaded = training_data.load_data(config, data, os.path.dirname(tiny_tokenizer), [])
     splits = {
-        name: data_pipeline.load_translation_splits(name, ["train"])["train"] for name in names
+        name: data_pipeline.load_corpus(data_pipeline.spec.parse(name).corpus, ["train"])["train"]
+        for name in names
     }
-    joined = list(pairs["train"].as_numpy_iterator())
+    joined = list(loaded.train.as_numpy_iterator())
     size = Path(small_corpus, "train.de").read_text().count("\n")
     assert len(joined) == 3 * size
     # The configured pairs first, then each extra data set's, in the order named (each one

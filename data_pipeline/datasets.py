@@ -122,7 +122,7 @@ def _training_split(
             )
             for corpus in corpora
         ]
-        prepared_split = prepared.prepare_directions(file_pairs, _prepared_root(data), seed)
+        prepared_split = prepared.prepare(file_pairs, _prepared_root(data), seed)
         return prepared_split.dataset(seed), prepared_split.pairs
     if len(corpora) == 1:
         builder = _prepared_builder(corpora[0].tfds_name, [split], data.data_dir, rebuild=False)

@@ -11,12 +11,12 @@ sizes and modification times, so a changed file is prepared again and an unchang
 Reading shuffles the shard order on every pass and interleaves several shards, so consecutive
 pairs come from all over the corpus even before the training pipeline's bounded shuffle buffer.
 
-A multilingual corpus (``prepare_directions``) is several pairs of files prepared together, each
-source line with its direction's target-language tag in front: the shards mix the directions,
-and one sentence's directions land far apart.
+A multilingual corpus is several pairs of files prepared together (``FilePair`` s with their
+target languages), each source line with its direction's target-language tag in front: the
+shards mix the directions, and one sentence's directions land far apart.
 
 Example:
-    >>> split = prepare("train.de", "train.en", "/data/prepared")   # minutes for millions
+    >>> split = prepare([FilePair("train.de", "train.en")], "/data/prepared")  # minutes: millions
     >>> pairs = split.dataset(seed=0)   # (source, target) tf.string pairs, file order shuffled
 """
 
@@ -111,29 +111,16 @@ def prepared_directory(file_pairs: list[FilePair], root: str) -> str:
     return os.path.join(root, f"{name}-{digest}")
 
 
-def prepare(
-    source_path: str | os.PathLike, target_path: str | os.PathLike, root: str, seed: int = 0
-) -> PreparedSplit:
-    """The prepared split of two aligned files, prepared under ``root`` the first time (see the
-    module docstring). The shards are written in a staging directory renamed into place when
-    complete, so a preparation cut short leaves nothing that would be read.
+def prepare(file_pairs: list[FilePair], root: str, seed: int = 0) -> PreparedSplit:
+    """The prepared split of pairs of aligned files, prepared under ``root`` the first time (see
+    the module docstring): one pair, or several mixed together in the shards (a multilingual
+    corpus: each pair a direction, its sources tagged with its ``target_lang``). The shards are
+    written in a staging directory renamed into place when complete, so a preparation cut short
+    leaves nothing that would be read.
 
     Example:
-        >>> prepare("train.de", "train.en", "/data/prepared").pairs   # doctest: +SKIP
-        29000
-    """
-    return prepare_directions(
-        [FilePair(os.fspath(source_path), os.fspath(target_path))], root, seed
-    )
-
-
-def prepare_directions(file_pairs: list[FilePair], root: str, seed: int = 0) -> PreparedSplit:
-    """:func:`prepare` for several pairs of files at once (a multilingual corpus: each pair a
-    direction, its sources tagged with its ``target_lang``), mixed together in the shards.
-
-    Example:
-        >>> prepare_directions([FilePair("train.de", "train.en", "en"),
-        ...                     FilePair("train.en", "train.de", "de")], "/data/p").pairs
+        >>> prepare([FilePair("train.de", "train.en", "en"),
+        ...          FilePair("train.en", "train.de", "de")], "/data/p").pairs  # doctest: +SKIP
         58000
     """
     directory = prepared_directory(file_pairs, root)

@@ -6,8 +6,8 @@ names found in `DIR`.
 
 Files are read with `data_pipeline.raw_text` (strict UTF-8, equal line counts, else a
 `DataError` naming the file and line or both counts): `load` holds a split in memory
-(validation and test splits), `prepare` streams a training split into shuffled shards once
-(`data_pipeline.prepared`) for training in bounded memory.
+(validation and test splits); `files_of` names a training split's files, which
+`data_pipeline.prepared` streams into shuffled shards once, for training in bounded memory.
 
 Example:
     >>> corpus = TextCorpus.find("/data/my_corpus", "de", "en")  # doctest: +SKIP
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import tensorflow as tf
 from absl import logging
 
-from data_pipeline import prepared, raw_text
+from data_pipeline import raw_text
 from data_pipeline.errors import DataError, missing_files_message
 
 
@@ -89,16 +89,6 @@ class TextCorpus:
                 )
             )
         return source_path, target_path
-
-    def prepare(self, split: str, root: str) -> prepared.PreparedSplit:
-        """The split prepared under ``root`` into shuffled TFRecord shards (once; see
-        `data_pipeline.prepared`), to stream it.
-
-        Example:
-            >>> corpus.prepare("train", "/data/prepared").pairs  # doctest: +SKIP
-            4000000
-        """
-        return prepared.prepare(*self.files_of(split), root)
 
     def load(self, split: str) -> tf.data.Dataset:
         """Reads and validates one split into memory; returns a dataset of (source, target)

@@ -22,13 +22,17 @@ def corpus(tmp_path):
     return tmp_path
 
 
+def de_en(corpus) -> list[prepared.FilePair]:
+    return [prepared.FilePair(str(corpus / "train.de"), str(corpus / "train.en"))]
+
+
 def read(dataset) -> list[tuple[str, str]]:
     return [(s.decode(), t.decode()) for s, t in dataset.as_numpy_iterator()]
 
 
 def test_shards_hold_every_pair_once_in_a_new_order_each_pass(corpus, tmp_path, monkeypatch):
     monkeypatch.setattr(prepared, "SHARD_BYTES", 8_000)  # 3000 pairs of ~25 bytes: 10 shards
-    split = prepared.prepare(corpus / "train.de", corpus / "train.en", str(tmp_path / "root"))
+    split = prepared.prepare(de_en(corpus), str(tmp_path / "root"))
     assert split.pairs == len(PAIRS) and len(split.shards) == 10
     both = read(split.dataset(seed=0).repeat(2))
     passes = both[: len(PAIRS)], both[len(PAIRS) :]
@@ -40,12 +44,12 @@ def test_shards_hold_every_pair_once_in_a_new_order_each_pass(corpus, tmp_path, 
 
 def test_a_prepared_split_is_reused_until_a_file_changes(corpus, tmp_path, monkeypatch):
     root = str(tmp_path / "root")
-    split = prepared.prepare(corpus / "train.de", corpus / "train.en", root)
+    split = prepared.prepare(de_en(corpus), root)
     monkeypatch.setattr(prepared, "_prepare", lambda *args: pytest.fail("prepared again"))
-    assert prepared.prepare(corpus / "train.de", corpus / "train.en", root) == split
+    assert prepared.prepare(de_en(corpus), root) == split
     (corpus / "train.en").write_text("".join(t + "!\n" for _, t in PAIRS), encoding="utf-8")
     monkeypatch.undo()
-    changed = prepared.prepare(corpus / "train.de", corpus / "train.en", root)
+    changed = prepared.prepare(de_en(corpus), root)
     assert changed.directory != split.directory and changed.pairs == len(PAIRS)
 
 
@@ -56,7 +60,7 @@ def test_directions_are_mixed_with_sources_tagged_and_written_tags_defused(tmp_p
         prepared.FilePair(str(tmp_path / "a.de"), str(tmp_path / "a.en"), "en"),
         prepared.FilePair(str(tmp_path / "a.en"), str(tmp_path / "a.de"), "de"),
     ]
-    split = prepared.prepare_directions(directions, str(tmp_path / "root"))
+    split = prepared.prepare(directions, str(tmp_path / "root"))
     assert sorted(read(split.dataset(seed=0))) == [
         ("<2de> A dog.", "Ein Hund."),
         ("<2de> Say < 2de>.", "Sag < 2en>."),
@@ -69,7 +73,7 @@ def test_a_bad_corpus_is_named_and_leaves_nothing_behind(corpus, tmp_path):
     (corpus / "train.en").write_text("one line\n", encoding="utf-8")
     root = tmp_path / "root"
     with pytest.raises(dp.DataError, match=r"train\.de has 3000 lines but .*train\.en has 1"):
-        prepared.prepare(corpus / "train.de", corpus / "train.en", str(root))
+        prepared.prepare(de_en(corpus), str(root))
     assert os.listdir(root) == []
 
 
@@ -91,7 +95,7 @@ def test_a_full_disk_is_one_line_naming_the_directory_and_leaves_nothing(
     monkeypatch.setattr(prepared, "_write_shard", full)
     root = tmp_path / "root"
     with pytest.raises(StorageError) as raised:
-        prepared.prepare(corpus / "train.de", corpus / "train.en", str(root))
+        prepared.prepare(de_en(corpus), str(root))
     message = str(raised.value)
     assert message.startswith(f"No space left on the device while writing {root}/train.de-")
     assert os.listdir(root) == []

@@ -1,8 +1,12 @@
 """Trains a Transformer: ``python train.py --config=configs/multi30k_de_en.py --workdir=DIR``.
 
 Any config value can be overridden: ``--config.model.num_layers=4``. Rerunning the same command
-resumes from the last complete checkpoint in ``--workdir``.
+resumes from the last complete checkpoint in ``--workdir``; Ctrl-C and SIGTERM save the step reached
+first (exit status 130 and 143).
 """
+
+import signal
+import sys
 
 from absl import flags
 from ml_collections import config_flags
@@ -21,6 +25,8 @@ _WORKDIR = flags.DEFINE_string(
 def main(argv: list[str]) -> None:
     del argv
     result = train(_CONFIG.value, _WORKDIR.value)
+    if result.terminated:
+        sys.exit(128 + signal.SIGTERM)
     if result.best_bleu is None:
         print(f"Finished at step {result.step}; no validation score (train.eval_every = 0).")
     else:

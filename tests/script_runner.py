@@ -22,6 +22,15 @@ from absl import flags
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def default_signal_handling() -> None:
+    """For ``subprocess.Popen(preexec_fn=...)``: the child handles SIGINT and SIGTERM as from a
+    terminal, whatever this process does. A background job of a non-interactive shell (``nohup
+    bash scripts/test.sh &``) starts with SIGINT ignored, its children inherit that, and Python
+    then raises no KeyboardInterrupt: the tests that send a signal would see nothing happen."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def run_script(*args: str, stdin: str | None = None, timeout: int = 300):
     """``python args...`` in the repository root: a ``subprocess.CompletedProcess``."""
     return subprocess.run(
@@ -31,6 +40,7 @@ def run_script(*args: str, stdin: str | None = None, timeout: int = 300):
         capture_output=True,
         text=True,
         timeout=timeout,
+        preexec_fn=default_signal_handling,
     )
 
 

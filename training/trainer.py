@@ -46,6 +46,7 @@ from training.data import (
 from training.loss import loss_function
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
+from training.stopping import StopRequest
 
 
 class TrainingError(UserError, RuntimeError):
@@ -60,6 +61,7 @@ class TrainResult:
     validation_bleu: float | None = None
     best_bleu: float | None = None
     already_finished: bool = False
+    terminated: bool = False  # stopped by SIGTERM, the step reached saved
 
 
 class _Trainer:
@@ -182,11 +184,14 @@ class _Trainer:
             compiled_loss=self.config.train.jit_compile_loss,
         )
 
-        def step(iterator):
+        def step(iterator, stop_requested):
             batch = next(iterator)
             results = self.strategy.run(
                 replica_step, args=distribute.split_for_replicas(self.strategy, batch)
             )
+            # A stop that one worker was asked for (SIGTERM) is summed with the step's values,
+            # so that every worker stops after this step.
+            results += (self.strategy.run(lambda: tf.identity(stop_requested)),)
             return [self.strategy.reduce("sum", value, axis=None) for value in results]
 
         return tf.function(step, jit_compile=self.config.train.jit_compile or None, autograph=False)
@@ -328,10 +333,14 @@ class _Trainer:
             disable=not self.chief,
             mininterval=1.0,
         )
+        stop = StopRequest().install()
         try:
             while self.step < config.steps:
                 start = time.perf_counter()
-                loss_sum, correct, count = (float(v) for v in self.train_step(self.iterator))
+                requested = tf.constant(float(stop.requested))
+                loss_sum, correct, count, stops = (
+                    float(v) for v in self.train_step(self.iterator, requested)
+                )
                 window["seconds"] += time.perf_counter() - start  # steps only, not saves or evals
                 if not math.isfinite(loss_sum):
                     raise TrainingError(
@@ -383,6 +392,15 @@ class _Trainer:
                             self.best_manager.save(checkpoint_number=step)
                         if self.chief:
                             write_json(best_path, {"step": step, **values})
+                if stops:
+                    if step % config.checkpoint_every and step != config.steps:
+                        self.save()
+                    progress.write(
+                        f"Terminated (SIGTERM): saved step {step}; rerun the same command to "
+                        "resume."
+                    )
+                    result.terminated = True
+                    break
         except KeyboardInterrupt:
             progress.close()
             self.save()
@@ -392,6 +410,7 @@ class _Trainer:
             )
             raise
         finally:
+            stop.uninstall()
             progress.close()
         result.step, result.best_bleu = self.step, best_bleu
         return result

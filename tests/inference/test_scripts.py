@@ -27,7 +27,7 @@ from inference.evaluation import read_split
 from inference.loading import load_translator
 from inference.multi30k_bleu import LABEL, moses_preprocess
 from rundir.config import load_config
-from tests.script_runner import REPO_ROOT, run_in_process, run_script
+from tests.script_runner import REPO_ROOT, default_signal_handling, run_in_process, run_script
 
 PYTHON_BIN = Path(sys.executable).parent
 BAD_INPUTS = ["", "   ", "x" * 5000, "\x00\x07 control", "日本語 😀 テスト", "Ein Hund rennt."]
@@ -319,6 +319,7 @@ def test_interactive_translate_exits_cleanly_on_ctrl_c(workdir):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signal_handling,
     )
     with process:  # (closes the pipes and waits, whatever happens)
         try:

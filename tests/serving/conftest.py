@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 
+from tests.script_runner import default_signal_handling
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -103,6 +105,7 @@ def _start_server(*args: str, timeout: float = 120) -> tuple[subprocess.Popen, s
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signal_handling,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

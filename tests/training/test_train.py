@@ -35,6 +35,7 @@ from inference.evaluation import read_split
 from inference.loading import load_model
 from rundir import checkpoints
 from rundir.config import data_spec
+from tests.script_runner import default_signal_handling
 from training import data as training_data
 from training import trainer
 from training.loss import loss_function
@@ -155,7 +156,13 @@ def run_train_py(workdir: str, small_corpus: str, *overrides: str, **popen) -> s
         *overrides,
     ]
     return subprocess.Popen(
-        command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **popen
+        command,
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_signal_handling,
+        **popen,
     )
 
 
@@ -335,7 +342,8 @@ def test_mirrored_two_devices_matches_one_device(small_corpus, tiny_tokenizer, t
     for distribution in ("default", "mirrored"):
         config = tiny_config(small_corpus, distribution=distribution, eval_every=0)
         run = trainer._Trainer(config, new_workdir(tmp_path, tiny_tokenizer, distribution))
-        losses[distribution] = [float(run.train_step(run.iterator)[0]) for _ in range(4)]
+        no_stop = tf.constant(0.0)
+        losses[distribution] = [float(run.train_step(run.iterator, no_stop)[0]) for _ in range(4)]
         variables = checkpoints.model_variables(run.model)
         weights[distribution] = {key: variable.numpy() for key, variable in variables.items()}
     assert run.strategy.num_replicas_in_sync == 2
@@ -374,14 +382,8 @@ def tensorboard_scalars(workdir: str, tag: str) -> list[float]:
     return [values[step] for step in sorted(values)]
 
 
-def test_multi_worker_trains_like_one_device_on_both_workers_batches(
-    small_corpus, tiny_tokenizer, tmp_path
-):
-    """Two train.py processes, each reading its own shard of the batches (worker i: batches i,
-    i + 2, ...): each step's loss and the final weights are those of one device training on
-    both workers' batches of that step as one batch."""
-    steps = 4
-    workdir = new_workdir(tmp_path, tiny_tokenizer)
+def start_two_workers(workdir: str, small_corpus: str, *overrides: str) -> list[subprocess.Popen]:
+    """Two train.py processes of one multi-worker run (worker 0 the chief)."""
     workers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
     processes = []
     for index in range(2):
@@ -392,14 +394,30 @@ def test_multi_worker_trains_like_one_device_on_both_workers_batches(
                 workdir,
                 small_corpus,
                 "--config.train.distribution=multi_worker",
-                f"--config.train.steps={steps}",
-                "--config.train.checkpoint_every=2",
-                "--config.train.log_every=1",
-                "--config.train.eval_every=0",
                 f"--config.data.data_dir={small_corpus}-data",  # as tiny_config's
+                *overrides,
                 env=env,
             )
         )
+    return processes
+
+
+def test_multi_worker_trains_like_one_device_on_both_workers_batches(
+    small_corpus, tiny_tokenizer, tmp_path
+):
+    """Two train.py processes, each reading its own shard of the batches (worker i: batches i,
+    i + 2, ...): each step's loss and the final weights are those of one device training on
+    both workers' batches of that step as one batch."""
+    steps = 4
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    processes = start_two_workers(
+        workdir,
+        small_corpus,
+        f"--config.train.steps={steps}",
+        "--config.train.checkpoint_every=2",
+        "--config.train.log_every=1",
+        "--config.train.eval_every=0",
+    )
     try:
         outputs = [process.communicate(timeout=300)[0] for process in processes]
     finally:
@@ -424,7 +442,9 @@ def test_multi_worker_trains_like_one_device_on_both_workers_batches(
     iterator = iter(both)
     losses = []
     for _ in range(steps):
-        loss_sum, _, count = (float(value) for value in one_device.train_step(iterator))
+        loss_sum, _, count, _ = (
+            float(value) for value in one_device.train_step(iterator, tf.constant(0.0))
+        )
         losses.append(loss_sum / count)
     np.testing.assert_allclose(tensorboard_scalars(workdir, "train_loss"), losses, rtol=1e-4)
 
@@ -451,8 +471,8 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
     run = trainer._Trainer(config, workdir)
     healthy_step = run.train_step
 
-    def poisoned_step(iterator):
-        results = healthy_step(iterator)
+    def poisoned_step(iterator, stop_requested):
+        results = healthy_step(iterator, stop_requested)
         return results if run.step <= 7 else [results[0] * float("nan"), *results[1:]]
 
     run.train_step = poisoned_step
@@ -540,41 +560,70 @@ def test_changed_data_settings_restart_the_data_on_resume(
     assert run.step == 6 and "saved without its data settings" in caplog.text
 
 
-def test_ctrl_c_saves_the_step_reached_and_a_rerun_resumes_from_it(
-    small_corpus, tiny_tokenizer, tmp_path, capsys
-):
-    workdir = new_workdir(tmp_path, tiny_tokenizer)
-    # No checkpoint falls due: the only one is what Ctrl-C saves.
-    process = run_train_py(
-        workdir,
-        small_corpus,
-        "--config.train.steps=100000",
-        "--config.train.checkpoint_every=100000",
-        "--config.train.eval_every=0",
-        "--config.train.log_every=5",
-    )
-    # The first summary (step 5) is written inside the training loop: the run is under way.
+UNTIL_SAVED = (  # no checkpoint falls due: the only one is what the signal saves
+    "--config.train.steps=100000",
+    "--config.train.checkpoint_every=100000",
+    "--config.train.eval_every=0",
+    "--config.train.log_every=5",
+)
+
+
+def wait_until_training(process: subprocess.Popen, workdir: str) -> None:
+    """Until the first summary (step 5) is written, inside the training loop."""
     deadline = time.time() + 240
     tensorboard = Path(workdir, "tensorboard")
     while process.poll() is None and time.time() < deadline:
         if any(event.stat().st_size > 200 for event in tensorboard.glob("events.out.tfevents.*")):
-            break
+            return
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+
+
+@pytest.mark.parametrize(
+    ("stop", "status", "line"),
+    [
+        (signal.SIGINT, 130, "Interrupted: saved step"),  # Ctrl-C
+        (signal.SIGTERM, 143, "Terminated (SIGTERM): saved step"),  # a job scheduler's
+    ],
+)
+def test_a_stop_signal_saves_the_step_reached_and_a_rerun_resumes_from_it(
+    small_corpus, tiny_tokenizer, tmp_path, capsys, stop, status, line
+):
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    process = run_train_py(workdir, small_corpus, *UNTIL_SAVED)
+    wait_until_training(process, workdir)
+    process.send_signal(stop)
     try:
         output = process.communicate(timeout=120)[0]
     finally:
         process.kill()  # (nothing once it has ended)
-    assert process.returncode == 130 and "Traceback" not in output, output
+    assert process.returncode == status and "Traceback" not in output, output
     saved = latest_step(workdir)
-    assert saved >= 5 and f"Interrupted: saved step {saved}; rerun the same command" in output
+    assert saved >= 5 and f"{line} {saved}; rerun the same command" in output
     assert Path(workdir, "checkpoints", f"data-worker0-{saved}.index").exists()
 
     config = tiny_config(small_corpus, steps=saved + 2, checkpoint_every=100000, eval_every=0)
     capsys.readouterr()
     assert trainer.train(config, workdir).step == saved + 2
-    resuming = f"Resuming from checkpoint {workdir}/checkpoints/ckpt-{saved} at step {saved}."
-    assert resuming in capsys.readouterr().out
+
+
+def test_sigterm_to_one_worker_stops_every_worker_after_the_same_step_and_saves_it(
+    small_corpus, tiny_tokenizer, tmp_path
+):
+    workdir = new_workdir(tmp_path, tiny_tokenizer)
+    processes = start_two_workers(workdir, small_corpus, *UNTIL_SAVED)
+    wait_until_training(processes[0], workdir)
+    processes[1].send_signal(signal.SIGTERM)  # not the chief: the stop reaches both
+    try:
+        outputs = [process.communicate(timeout=120)[0] for process in processes]
+    finally:
+        for process in processes:
+            process.kill()  # (nothing once it has ended)
+    saved = latest_step(workdir)
+    for index, (process, output) in enumerate(zip(processes, outputs, strict=True)):
+        assert process.returncode == 143 and "Traceback" not in output, output
+        assert f"Terminated (SIGTERM): saved step {saved};" in output
+        assert Path(workdir, "checkpoints", f"data-worker{index}-{saved}.index").exists()
+    assert saved >= 5
 
 
 @pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
@@ -589,7 +638,7 @@ def test_a_mixed_precision_step_has_a_finite_loss_and_moves_the_weights(
     scaled = precision == "mixed_float16"
     assert isinstance(run.optimizer, keras.optimizers.LossScaleOptimizer) == scaled
     before = [variable.numpy() for variable in run.model.trainable_variables]
-    loss_sum, _, count = (float(value) for value in run.train_step(run.iterator))
+    loss_sum, _, count, _ = (float(v) for v in run.train_step(run.iterator, tf.constant(0.0)))
     assert np.isfinite(loss_sum) and count > 0 and 0 < loss_sum / count < 20
     moved = [
         not np.array_equal(old, variable.numpy())

@@ -7,6 +7,7 @@ export.py.
 from absl import flags
 
 from cli.errors import run_main
+from rundir.layout import RunDirectory
 from rundir.model import build_workdir_model
 from training.averaging import average_checkpoints, last_checkpoints
 
@@ -18,7 +19,7 @@ def main(argv: list[str]) -> None:
     del argv
     paths = last_checkpoints(_WORKDIR.value, _LAST.value)
     model, _ = build_workdir_model(_WORKDIR.value)
-    path = average_checkpoints(model, paths, f"{_WORKDIR.value}/averaged")
+    path = average_checkpoints(model, paths, RunDirectory(_WORKDIR.value).averaged)
     print(f"Averaged {len(paths)} checkpoints ({paths[0]} .. {paths[-1]}) into {path}.")
 
 

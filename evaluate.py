@@ -26,6 +26,7 @@ from common.files import atomic_write_text
 from data_pipeline import spec
 from inference.evaluation import directions_table, evaluate_directions
 from rundir.config import data_spec, load_config
+from rundir.layout import RunDirectory
 
 _TRANSLATOR = define_translator_flags()
 _SPLIT = flags.DEFINE_string(
@@ -47,14 +48,14 @@ def main(argv: list[str]) -> None:
     _CTRANSLATE2.check(_TRANSLATOR)
     config = load_config(workdir)
     split = _SPLIT.value or config.data.test_split
-    output_dir = f"{workdir}/eval" + ("/ensemble" if _TRANSLATOR.ensemble.value else "")
+    output_dir = RunDirectory(workdir).evaluation(
+        ensemble=bool(_TRANSLATOR.ensemble.value), ctranslate2_export=_CTRANSLATE2.directory.value
+    )
     data_dir = config.data.data_dir or None
     data = spec.parse(_DATA.value, data_dir=data_dir) if _DATA.value else data_spec(config)
     corpora = data.chosen(_DIRECTION.value, split)  # checked before loading
     if _CTRANSLATE2.directory.value:
         translator = _CTRANSLATE2.load(_TRANSLATOR.beam_size.value)
-        name = os.path.basename(os.path.normpath(_CTRANSLATE2.directory.value))
-        output_dir = f"{workdir}/eval/ctranslate2-{name}"
         print(
             f"Evaluating CTranslate2 export {_CTRANSLATE2.directory.value} on "
             f"{data.name} {split} (beam {translator.beam_size}, "

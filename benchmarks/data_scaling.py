@@ -16,6 +16,7 @@ half of the steps. The corpora, work directories and prepared data go to a tempo
 
 from __future__ import annotations
 
+import glob
 import gzip
 import os
 import random
@@ -30,6 +31,8 @@ from pathlib import Path
 import harness  # noqa: I001  (first: sets up the path and TensorFlow's logging)
 import tensorflow as tf
 from absl import app, flags
+
+from rundir.layout import RunDirectory
 
 _SIZES = flags.DEFINE_list("sizes", ["30000", "300000", "3000000"], "Corpus sizes in pairs.")
 _STEPS = flags.DEFINE_integer("steps", 60, "Training steps of each run.")
@@ -79,7 +82,7 @@ def make_corpus(directory: Path, pairs: int) -> None:
 def events(workdir: Path, tag: str) -> list[tuple[int, float, float]]:
     """``(step, wall time, value)`` of each TensorBoard summary ``tag`` of a run."""
     found = []
-    for path in sorted((workdir / "tensorboard").glob("events.out.tfevents.*")):
+    for path in sorted(Path(RunDirectory(str(workdir)).tensorboard).glob("events.out.tfevents.*")):
         for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
             event = tf.compat.v1.Event.FromString(record)
             for value in event.summary.value:
@@ -89,13 +92,14 @@ def events(workdir: Path, tag: str) -> list[tuple[int, float, float]]:
     return found
 
 
-def checkpoint_bytes(workdir: Path, pattern: str) -> int:
-    return sum(path.stat().st_size for path in (workdir / "checkpoints").glob(pattern))
+def checkpoint_bytes(paths: str) -> int:
+    """The bytes of the files ``paths`` (a glob) names."""
+    return sum(path.stat().st_size for path in map(Path, glob.glob(paths)))
 
 
 def train_once(corpus: Path, data_dir: Path, workdir: Path) -> dict[str, float]:
     """Runs train.py on ``corpus`` into ``workdir``; returns the run's figures."""
-    steps = _STEPS.value
+    steps, run = _STEPS.value, RunDirectory(str(workdir))
     command = [
         sys.executable,
         "train.py",
@@ -125,8 +129,8 @@ def train_once(corpus: Path, data_dir: Path, workdir: Path) -> dict[str, float]:
         "peak_gb": usage.ru_maxrss / 2**20,
         "first_step_s": first_step,
         "prepared_at_s": info.stat().st_mtime - start,
-        "model_mb": checkpoint_bytes(workdir, f"ckpt-{steps}.*") / 2**20,
-        "data_position_mb": checkpoint_bytes(workdir, f"data-worker0-{steps}.*") / 2**20,
+        "model_mb": checkpoint_bytes(f"{run.checkpoints}/ckpt-{steps}.*") / 2**20,
+        "data_position_mb": checkpoint_bytes(run.data_position(0, steps) + ".*") / 2**20,
         "tokens_per_s": statistics.median(speeds[len(speeds) // 2 :]),
     }
 

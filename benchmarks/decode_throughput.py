@@ -155,13 +155,15 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
     from inference.export import export_saved_model
     from inference.loading import load_translator
     from rundir.config import data_spec, load_config
+    from rundir.layout import RunDirectory
 
     config = load_config(workdir)
     data = data_spec(config)
     sources, references = read_split(data.corpus, split, data.data_dir)
-    checkpoint = "averaged" if os.path.isdir(os.path.join(workdir, "averaged")) else "best"
+    run = RunDirectory(workdir)
+    checkpoint = "averaged" if os.path.isdir(run.averaged) else "best"
     exports = tempfile.mkdtemp(prefix="decode_throughput-")
-    tokenizer = sentencepiece.SentencePieceProcessor(model_file=os.path.join(workdir, "spm.model"))
+    tokenizer = sentencepiece.SentencePieceProcessor(model_file=run.tokenizer)
     translators = {}
     for jit in (True, False):
         translator, path = load_translator(workdir, checkpoint, jit_compile=jit)

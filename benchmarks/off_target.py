@@ -30,6 +30,7 @@ from cli.errors import run_main
 from common.errors import ConfigError
 from inference.evaluation import output_stem
 from rundir.config import data_spec, load_config
+from rundir.layout import RunDirectory
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "The multilingual model's work directory.")
 _SPLIT = flags.DEFINE_string("split", "test2016", "The split evaluate.py translated.")
@@ -94,7 +95,7 @@ def main(argv: Sequence[str]) -> None:
         )
     outputs = {}  # direction -> (hypotheses, references), all read before the slower word counts
     for corpus in data.corpora_with(_SPLIT.value):
-        stem = output_stem(os.path.join(_WORKDIR.value, "eval"), corpus, _SPLIT.value)
+        stem = output_stem(RunDirectory(_WORKDIR.value).eval, corpus, _SPLIT.value)
         hypotheses = _lines(f"{stem}.beam{_BEAM_SIZE.value}.hyp")
         references = _lines(f"{stem}.ref")
         if len(hypotheses) != len(references):

@@ -6,7 +6,7 @@ Example:
     >>> import data_pipeline as dp
     >>> data = dp.spec.parse("multi30k/de-en")  # the config's data.name, parsed once
     >>> splits = dp.load_translation_splits(data, ["train", "validation"])
-    >>> tok = dp.load_or_train_tokenizer("/tmp/run", splits["train"], vocab_size=8000)
+    >>> tok = dp.load_or_train_tokenizer("/tmp/run/spm.model", splits["train"], vocab_size=8000)
     >>> batches = dp.make_batches(splits["train"], tok, max_length=128, tokens_per_batch=4096,
     ...                           shuffle=True, seed=0, repeat=True)
 """

@@ -24,7 +24,7 @@ use the best one. The sampling is done by SentencePiece's own random generator, 
 TensorFlow's seeds do not reach.
 
 Example:
-    >>> tok = load_or_train_tokenizer("/tmp/run", train_pairs, vocab_size=8000)  # doctest: +SKIP
+    >>> tok = load_or_train_tokenizer("/tmp/run/spm.model", train_pairs, 8000)  # doctest: +SKIP
     >>> ids = tok.tokenize(["Ein Hund läuft."])          # RaggedTensor, no BOS/EOS
     >>> tok.detokenize(ids)                              # [b'Ein Hund l\\xc3\\xa4uft.']
 """
@@ -339,15 +339,12 @@ def _sentences(pairs: tf.data.Dataset, counter: list[int]) -> Iterator[str]:
         yield from (t.decode("utf-8") for t in target)
 
 
-MODEL_FILE = "spm.model"  # a work directory's SentencePiece model
-
-
 def _tag_list(languages: Sequence[str]) -> str:
     return ", ".join(languages) if languages else "no language (a model of one target language)"
 
 
 def load_or_train_tokenizer(
-    workdir: str,
+    path: str,
     train_dataset: tf.data.Dataset,
     vocab_size: int,
     model_type: str = "unigram",
@@ -357,8 +354,9 @@ def load_or_train_tokenizer(
     seed: int = 0,
     user_defined_symbols: Sequence[str] = (),
 ) -> Tokenizer:
-    """Loads `workdir/spm.model`, or first trains it on the (source, target) training pairs:
-    one vocabulary for source and target sentences together. Pass the training split only.
+    """Loads the SentencePiece model `path` (`*.model`), or first trains it there on the
+    (source, target) training pairs: one vocabulary for source and target sentences together.
+    Pass the training split only.
     `input_sentence_size > 0` trains on that many sentences at most: both sides of the first
     half as many pairs of `train_dataset`, a random sample
     when the pairs come shuffled (`load_training_split`); 0 trains on every sentence.
@@ -367,9 +365,10 @@ def load_or_train_tokenizer(
 
     Example:
         >>> train = load_translation_splits("multi30k/de-en", ["train"])["train"]
-        >>> tok = load_or_train_tokenizer("/tmp/run", train, vocab_size=8000)  # doctest: +SKIP
+        >>> tok = load_or_train_tokenizer("/tmp/run/spm.model", train, 8000)  # doctest: +SKIP
     """
-    path = os.path.join(workdir, MODEL_FILE)
+    if not path.endswith(".model"):
+        raise ValueError(f"A SentencePiece model's path ends with .model, not {path!r}.")
     prefix = path.removesuffix(".model")
     if tf.io.gfile.exists(path):
         tokenizer = Tokenizer.from_file(path)

@@ -13,7 +13,6 @@ raises one of :data:`READ_ERRORS`, which :func:`cannot_read` describes.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from collections.abc import Iterator
 
@@ -21,6 +20,7 @@ import tensorflow as tf
 
 from common.errors import UserError
 from common.storage import StorageError, writing
+from rundir.layout import RunDirectory
 
 # What TensorFlow raises for a checkpoint whose files are missing, truncated or corrupt: an
 # OpError ("file is too short to be an sstable", "Checksum does not match", ...) or, for a data
@@ -100,11 +100,12 @@ def checkpoint_path(workdir: str, which: str = "best") -> str:
     ``latest``, or ``averaged`` (written by average_checkpoints.py)."""
     if which not in CHECKPOINT_CHOICES:
         raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}.")
-    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))
+    run = RunDirectory(workdir)
+    latest = tf.train.latest_checkpoint(run.checkpoints)
     if which == "best":
-        path = tf.train.latest_checkpoint(os.path.join(workdir, "best")) or latest
+        path = tf.train.latest_checkpoint(run.best) or latest
     elif which == "averaged":
-        path = tf.train.latest_checkpoint(os.path.join(workdir, "averaged"))
+        path = tf.train.latest_checkpoint(run.averaged)
     else:
         path = latest
     if path is None:

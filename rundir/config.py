@@ -8,8 +8,7 @@ import os
 import ml_collections
 
 from data_pipeline.spec import DataSpec, parse
-
-CONFIG_FILE = "config.json"
+from rundir.layout import RunDirectory
 
 
 def load_config(workdir: str) -> ml_collections.ConfigDict:
@@ -19,11 +18,11 @@ def load_config(workdir: str) -> ml_collections.ConfigDict:
         >>> load_config("runs/multi30k_de_en").model.d_model
         256
     """
-    path = os.path.join(workdir, CONFIG_FILE)
+    path = RunDirectory(workdir).config
     if not os.path.exists(path):
         raise FileNotFoundError(
-            f"{workdir} is not a training work directory (no {CONFIG_FILE}); train first with "
-            f"`python train.py --config=configs/multi30k_de_en.py --workdir={workdir}`."
+            f"{workdir} is not a training work directory (no {os.path.basename(path)}); train "
+            f"first with `python train.py --config=configs/multi30k_de_en.py --workdir={workdir}`."
         )
     with open(path, encoding="utf-8") as file:
         return ml_collections.ConfigDict(json.load(file))

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import inspect
-import os
 
 import ml_collections
 import tensorflow as tf
 
 from common.errors import ConfigError
 from common.special_tokens import PAD_ID
-from data_pipeline.tokenizer import MODEL_FILE, Tokenizer
-from rundir.config import CONFIG_FILE, load_config
+from data_pipeline.tokenizer import Tokenizer
+from rundir.config import load_config
+from rundir.layout import RunDirectory
 from transformer.model import Transformer
 
 # Transformer arguments that come from the tokenizer, not from config.model.
@@ -37,7 +37,7 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
         if keys:
             raise ConfigError(
                 f"The config {problem} model.{sorted(keys)[0]}: it was written by another version "
-                f"of this code (for a work directory's {CONFIG_FILE}: train it again with this "
+                "of this code (for a work directory's config.json: train it again with this "
                 "version, or use the version that trained it)."
             )
     model = Transformer(source_vocab_size=vocab_size, pad_id=PAD_ID, **config.model)
@@ -47,5 +47,5 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
 
 def build_workdir_model(workdir: str) -> tuple[Transformer, Tokenizer]:
     """The float32 model of a work directory's config (untrained weights) and its tokenizer."""
-    tokenizer = Tokenizer.from_file(os.path.join(workdir, MODEL_FILE))
+    tokenizer = Tokenizer.from_file(RunDirectory(workdir).tokenizer)
     return build_model(load_config(workdir), tokenizer.vocab_size), tokenizer

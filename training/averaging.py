@@ -23,6 +23,7 @@ from rundir.checkpoints import (
     model_variables,
     saving,
 )
+from rundir.layout import RunDirectory
 
 
 def average_checkpoints(
@@ -65,9 +66,10 @@ def average_checkpoints(
 
 def last_checkpoints(workdir: str, count: int) -> list[str]:
     """The newest ``count`` complete checkpoints of a work directory, oldest first."""
-    state = tf.train.get_checkpoint_state(os.path.join(workdir, "checkpoints"))
+    directory = RunDirectory(workdir).checkpoints
+    state = tf.train.get_checkpoint_state(directory)
     if state is None or not state.all_model_checkpoint_paths:
-        raise FileNotFoundError(f"No checkpoints in {workdir}/checkpoints; train first.")
+        raise FileNotFoundError(f"No checkpoints in {directory}; train first.")
     paths = list(state.all_model_checkpoint_paths)
     if count > len(paths):
         raise ConfigError(

@@ -5,7 +5,6 @@ settings a saved position of those batches depends on (so a resumed run knows if
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import ml_collections
 import tensorflow as tf
@@ -67,24 +66,25 @@ class TrainingData:
 def load_data(
     config: ml_collections.ConfigDict,
     data: data_pipeline.DataSpec,
-    workdir: str,
+    tokenizer_path: str,
     splits: list[str],
 ) -> TrainingData:
     """``data``'s ``splits`` read into memory, its training split (with the extra training
     corpora's) streamed from disk (``data_pipeline.load_training_split``), and the tokenizer:
-    trained on (a sample of) the training split the first time, into ``workdir/spm.model`` (a
+    trained on (a sample of) the training split the first time, into ``tokenizer_path`` (a
     StorageError names that file when the file system refuses it).
 
     Example:
-        >>> loaded = load_data(config, data_spec(config), "/tmp/run", ["validation"])
+        >>> run = RunDirectory("/tmp/run")
+        >>> loaded = load_data(config, data_spec(config), run.tokenizer, ["validation"])
     """
     by_direction = data_pipeline.load_direction_splits(data, splits)
     train, _ = data_pipeline.load_training_split(
         data, config.data.train_split, config.data.shuffle_seed
     )
-    with writing(os.path.join(workdir, data_pipeline.tokenizer.MODEL_FILE)):
+    with writing(tokenizer_path):
         tokenizer = data_pipeline.load_or_train_tokenizer(
-            workdir,
+            tokenizer_path,
             train,
             config.tokenizer.vocab_size,
             config.tokenizer.model_type,

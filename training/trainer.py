@@ -32,6 +32,7 @@ from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator
 from rundir import checkpoints
 from rundir.config import data_spec
+from rundir.layout import RunDirectory
 from rundir.model import build_model
 from training import config as config_lib
 from training import distribute
@@ -68,7 +69,7 @@ class _Trainer:
     """Holds the state of one run; :func:`train` is its public face."""
 
     def __init__(self, config: ml_collections.ConfigDict, workdir: str) -> None:
-        self.config, self.workdir = config, workdir
+        self.config, self.workdir, self.run_dir = config, workdir, RunDirectory(workdir)
         self.data = data_spec(config)  # the data's names parsed once: a bad one fails first
         self.strategy = distribute.make_strategy(
             config.train.distribution, config.train.tpu_address
@@ -78,13 +79,12 @@ class _Trainer:
         self.output_dir = (
             workdir
             if self.chief
-            else os.path.join(workdir, f".worker-{self.strategy.cluster_resolver.task_id}")
+            else self.run_dir.worker_scratch(self.strategy.cluster_resolver.task_id)
         )
+        self.output = RunDirectory(self.output_dir)  # the chief's: the work directory's
         os.makedirs(self.output_dir, exist_ok=True)
         if self.chief:  # First, so that a directory that cannot be written fails at once.
-            atomic_write_text(
-                os.path.join(workdir, "config.json"), config.to_json_best_effort(indent=2) + "\n"
-            )
+            atomic_write_text(self.run_dir.config, config.to_json_best_effort(indent=2) + "\n")
         keras.utils.set_random_seed(config.train.seed)
         keras.mixed_precision.set_global_policy(config.train.precision)
         warning = bfloat16_speed_warning(
@@ -100,7 +100,10 @@ class _Trainer:
         self.validating = config.train.eval_every > 0
         validation_split = config.data.validation_split
         loaded = load_data(
-            config, self.data, self.output_dir, [validation_split] if self.validating else []
+            config,
+            self.data,
+            self.output.tokenizer,
+            [validation_split] if self.validating else [],
         )
         self.tokenizer, self.train_pairs = loaded.tokenizer, loaded.train
         # Each worker reads its own share of the batches through a plain iterator, which (unlike
@@ -113,7 +116,7 @@ class _Trainer:
             iterator=self.iterator,
             settings=tf.Variable(json.dumps(self.data_settings, sort_keys=True), trainable=False),
         )
-        self.checkpoint_dir = os.path.join(workdir, "checkpoints")
+        self.checkpoint_dir = self.run_dir.checkpoints
         with self.strategy.scope():
             self.model = build_model(config, self.tokenizer.vocab_size)
             self.optimizer = build_optimizer(config)
@@ -123,18 +126,18 @@ class _Trainer:
         )
         self.manager = tf.train.CheckpointManager(
             self.checkpoint,
-            os.path.join(self.output_dir, "checkpoints"),
+            self.output.checkpoints,
             max_to_keep=config.train.keep_checkpoints,
         )
         self.best_checkpoint = tf.train.Checkpoint(model=checkpoints.model_variables(self.model))
-        self.best_dir = os.path.join(self.output_dir, "best")
+        self.best_dir = self.output.best
         self.best_manager = tf.train.CheckpointManager(
             self.best_checkpoint, self.best_dir, max_to_keep=1
         )
         self.train_step = self._make_train_step()
         if self.validating:
             self._set_up_validation(loaded.by_direction)
-        self.tensorboard_dir = os.path.join(workdir, "tensorboard")
+        self.tensorboard_dir = self.run_dir.tensorboard
         with writing(self.tensorboard_dir):
             self.writer = (
                 tf.summary.create_file_writer(self.tensorboard_dir)
@@ -202,7 +205,7 @@ class _Trainer:
         return tf.stack(loss(logits, batch["target_out"], 0.0, data_pipeline.PAD_ID))
 
     def _data_position_path(self, step: int | str) -> str:
-        return os.path.join(self.checkpoint_dir, f"data-worker{self.worker_index}-{step}")
+        return self.run_dir.data_position(self.worker_index, step)
 
     def restore(self) -> None:
         """Restores the newest checkpoint that reads (warning about each newer one that does not)
@@ -299,7 +302,7 @@ class _Trainer:
             values.update({f"validation_bleu/{label}": s[0].score for label, s in scores.items()})
         if self.chief:
             atomic_write_text(
-                os.path.join(self.output_dir, "eval", f"validation-step{self.step}.txt"),
+                self.output.validation_translations(self.step),
                 "".join(h + "\n" for h in hypotheses),
             )
         return values
@@ -313,7 +316,7 @@ class _Trainer:
     def run(self) -> TrainResult:
         config = self.config.train
         self.restore()
-        best_path = os.path.join(self.best_dir, "best.json")
+        best_path = self.output.best_scores
         best_bleu = (read_json(best_path) or {}).get("validation_bleu")
         if self.step >= config.steps:
             print(
@@ -437,7 +440,7 @@ def train(config: ml_collections.ConfigDict, workdir: str) -> TrainResult:
 
 def _resume_point(workdir: str) -> str:
     """What a rerun of ``workdir`` resumes from (for the message of a refused write)."""
-    latest = tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints"))
+    latest = tf.train.latest_checkpoint(RunDirectory(workdir).checkpoints)
     if latest is None:
         return "no checkpoint was written yet, so a rerun starts from the beginning"
     return f"the last complete checkpoint, {latest}, is intact and a rerun resumes from it"

@@ -47,7 +47,7 @@ def prepared(small_corpus, tmp_path_factory) -> tuple[str, str]:
     config = tiny.get_config()
     config.data.name = f"text:{small_corpus}:de-en"
     config.data.data_dir = str(directory / "data")
-    load_data(config, data_spec(config), str(directory), [])
+    load_data(config, data_spec(config), str(directory / "spm.model"), [])
     return config.data.data_dir, str(directory / "spm.model")
 
 

@@ -59,4 +59,4 @@ def de_en_pairs(de_en) -> dict[str, list[tuple[str, str]]]:
 def tokenizer(de_en, tmp_path_factory) -> dp.Tokenizer:
     """A joint de+en unigram model (vocab 2000) trained on the de-en training split."""
     workdir = tmp_path_factory.mktemp("tokenizer")
-    return dp.load_or_train_tokenizer(str(workdir), de_en["train"], vocab_size=2000)
+    return dp.load_or_train_tokenizer(str(workdir / "spm.model"), de_en["train"], vocab_size=2000)

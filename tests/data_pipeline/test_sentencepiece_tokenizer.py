@@ -108,8 +108,9 @@ def test_saved_model_tokenizes_without_python_model(tokenizer, tmp_path):
 
 def test_load_or_train_reuses_the_model(tokenizer, de_en, tmp_path, monkeypatch):
     workdir = tmp_path / "run"
+    model = str(workdir / "spm.model")
     small = de_en["train"].take(3000)
-    first = dp.load_or_train_tokenizer(str(workdir), small, vocab_size=500, model_type="bpe")
+    first = dp.load_or_train_tokenizer(model, small, vocab_size=500, model_type="bpe")
     assert os.listdir(workdir) == ["spm.model"]  # No temporary file left.
     assert first.model_type == "bpe" and first.vocab_size == 500
 
@@ -117,27 +118,27 @@ def test_load_or_train_reuses_the_model(tokenizer, de_en, tmp_path, monkeypatch)
         raise AssertionError("retrained")
 
     monkeypatch.setattr(tokenizer_lib, "train_sentencepiece", fail)
-    again = dp.load_or_train_tokenizer(str(workdir), small, vocab_size=500, model_type="bpe")
+    again = dp.load_or_train_tokenizer(model, small, vocab_size=500, model_type="bpe")
     assert again.vocab_size == 500
     with pytest.raises(ConfigError, match="vocab_size=800 was asked for; delete the file"):
-        dp.load_or_train_tokenizer(str(workdir), small, vocab_size=800, model_type="bpe")
+        dp.load_or_train_tokenizer(model, small, vocab_size=800, model_type="bpe")
     # A multilingual run's data in a work directory whose model has no tags, and the reverse.
     tags = ["<2en>", "<2de>"]
     with pytest.raises(ConfigError, match="tags of no language .* those of de, en; delete"):
-        dp.load_or_train_tokenizer(str(workdir), small, 500, "bpe", user_defined_symbols=tags)
+        dp.load_or_train_tokenizer(model, small, 500, "bpe", user_defined_symbols=tags)
     monkeypatch.undo()
-    tagged_workdir = str(tmp_path / "multilingual")
-    dp.load_or_train_tokenizer(tagged_workdir, small, 500, "bpe", user_defined_symbols=tags)
+    tagged_model = str(tmp_path / "multilingual" / "spm.model")
+    dp.load_or_train_tokenizer(tagged_model, small, 500, "bpe", user_defined_symbols=tags)
     with pytest.raises(ConfigError, match="tags of de, en, but .* of no language"):
-        dp.load_or_train_tokenizer(tagged_workdir, small, vocab_size=500, model_type="bpe")
+        dp.load_or_train_tokenizer(tagged_model, small, vocab_size=500, model_type="bpe")
     # Fewer target languages than the vocabulary has tags for: the vocabulary serves.
     english = dp.load_or_train_tokenizer(
-        tagged_workdir, small, 500, "bpe", user_defined_symbols=["<2en>"]
+        tagged_model, small, 500, "bpe", user_defined_symbols=["<2en>"]
     )
     assert english.languages == ("de", "en")
     with pytest.raises(ConfigError, match="tags of de, en, but .* those of de, fr"):
         dp.load_or_train_tokenizer(
-            tagged_workdir, small, 500, "bpe", user_defined_symbols=["<2de>", "<2fr>"]
+            tagged_model, small, 500, "bpe", user_defined_symbols=["<2de>", "<2fr>"]
         )
 
 
@@ -155,7 +156,8 @@ def test_input_sentence_size_trains_on_the_first_pairs(
     tokenizer_lib_train = tokenizer_lib.train_sentencepiece
     monkeypatch.setattr(tokenizer_lib, "train_sentencepiece", train)
     pairs = de_en["train"].take(3000)
-    dp.load_or_train_tokenizer(str(tmp_path), pairs, 400, "bpe", input_sentence_size=size)
+    model = str(tmp_path / "spm.model")
+    dp.load_or_train_tokenizer(model, pairs, 400, "bpe", input_sentence_size=size)
     first = [(de.decode(), en.decode()) for de, en in pairs.take(pairs_used).as_numpy_iterator()]
     assert sorted(given) == sorted(sentence for pair in first for sentence in pair)
     assert os.listdir(tmp_path) == ["spm.model"]

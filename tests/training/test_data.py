@@ -40,4 +40,4 @@ def test_a_tokenizer_the_disk_has_no_room_for_is_named(tfds_dir, tmp_path, monke
     with pytest.raises(
         StorageError, match=f"left on the device while writing {tmp_path}/spm.model;"
     ):
-        load_data(config, data_spec(config), str(tmp_path), ["validation"])
+        load_data(config, data_spec(config), str(tmp_path / "spm.model"), ["validation"])

@@ -35,6 +35,7 @@ from inference.evaluation import read_split
 from inference.loading import load_model
 from rundir import checkpoints
 from rundir.config import data_spec
+from rundir.layout import RunDirectory
 from tests.script_runner import default_signal_handling
 from training import data as training_data
 from training import trainer
@@ -50,7 +51,7 @@ def tiny_tokenizer(small_corpus, tmp_path_factory) -> str:
     training time."""
     directory = str(tmp_path_factory.mktemp("tokenizer"))
     config = tiny_config(small_corpus)
-    training_data.load_data(config, data_spec(config), directory, [])
+    training_data.load_data(config, data_spec(config), RunDirectory(directory).tokenizer, [])
     return os.path.join(directory, "spm.model")
 
 
@@ -519,7 +520,7 @@ def test_extra_train_data_joins_the_training_pairs(small_corpus, tiny_tokenizer)
     config.data.extra_train_data = f"{names[1]}, {names[2]}"
     data = data_spec(config)
     assert [corpus.name for corpus in data.extra_train] == names[1:]
-    loaded = training_data.load_data(config, data, os.path.dirname(tiny_tokenizer), [])
+    loaded = training_data.load_data(config, data, tiny_tokenizer, [])
     splits = {
         name: data_pipeline.load_corpus(data_pipeline.spec.parse(name).corpus, ["train"])["train"]
         for name in names

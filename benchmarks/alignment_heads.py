@@ -61,7 +61,7 @@ def main(argv: list[str]) -> None:
     model, tokenizer = translator.model, translator.tokenizer
     sources, _ = harness.workdir_split(_WORKDIR.value, _SPLIT.value, _MAX_SENTENCES.value)
     translations = translator.translate(sources, batch_size=_BATCH_SIZE.value, progress=False)
-    layers, heads = model.num_decoder_layers, model.num_heads
+    layers, heads = model.config.num_decoder_layers, model.config.num_heads
     harness.print_config(
         "workload",
         {"split": _SPLIT.value, "sentences": len(sources), "layers": layers, "heads": heads},

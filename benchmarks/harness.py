@@ -111,9 +111,9 @@ def define_size_flag() -> flags.FlagHolder[str]:
 
 def build_transformer(shape: Shape) -> keras.Model:
     """Our Transformer of ``shape``, random weights (variables created at the first call)."""
-    from transformer import Transformer
+    from transformer import Transformer, TransformerConfig
 
-    return Transformer(
+    config = TransformerConfig(
         source_vocab_size=shape.vocab,
         num_layers=shape.num_layers,
         d_model=shape.d_model,
@@ -123,6 +123,7 @@ def build_transformer(shape: Shape) -> keras.Model:
         shared_embeddings="all",
         norm_first=False,
     )
+    return Transformer(config)
 
 
 def random_ids(rows: int, length: int, vocab: int, seed: int = 0) -> tf.Tensor:

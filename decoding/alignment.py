@@ -59,7 +59,7 @@ def alignment_attention(
     means = [
         tf.reduce_mean(
             cross_attention_weights(member, source_ids, target_ids)[
-                alignment_layer(member.num_decoder_layers)
+                alignment_layer(member.config.num_decoder_layers)
             ],
             axis=1,
         )

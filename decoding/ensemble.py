@@ -40,15 +40,13 @@ class Ensemble(tf.Module):
         if not models:
             raise ValueError("An ensemble needs at least one model.")
         for attribute in ("target_vocab_size", "pad_id"):
-            values = [getattr(model, attribute) for model in models]
+            values = [getattr(model.config, attribute) for model in models]
             if len(set(values)) > 1:
                 raise ValueError(
                     f"The ensemble's models must share {attribute}, got {values}: train them "
                     "with the same tokenizer on the same data."
                 )
         self.models = models
-        self.target_vocab_size = models[0].target_vocab_size
-        self.pad_id = models[0].pad_id
 
     def encode(self, source_ids: tf.Tensor) -> tuple[list[tf.Tensor], list[tf.Tensor]]:
         """Each member's ``(memory, memory_mask)``, as two lists in member order."""

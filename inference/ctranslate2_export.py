@@ -12,7 +12,8 @@ What the mapping sets explicitly, because CTranslate2's defaults differ from our
 * the position table: ours interleaves sines and cosines (PE(pos, 2i) = sin, PE(pos, 2i+1) =
   cos, as in the paper); CTranslate2's built-in sinusoid puts all sines first. The table is written
   for every position a translation can reach.
-* the layer-norm epsilon (1e-6; CTranslate2's default is 1e-5).
+* the layer-norm epsilon (ours, ``transformer.settings.LAYER_NORM_EPSILON``; CTranslate2's
+  default is 1e-5).
 * the special tokens: pieces in id order, so CTranslate2's ids are ours; ``<s>`` starts the
   decoder, ``</s>`` is appended to every source (``add_source_eos``), as in training.
 
@@ -54,9 +55,9 @@ from inference.evaluation import read_split
 from rundir.config import data_spec, load_config
 from transformer import Transformer
 from transformer.embedding import positional_encoding
+from transformer.settings import LAYER_NORM_EPSILON
 
 LENGTH_PENALTY_CANDIDATES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2)
-LAYER_NORM_EPSILON = 1e-6  # transformer.normalization.LayerNormalization's default, our layers'
 
 
 def _linear(spec: common_spec.LinearSpec, *dense_layers) -> None:
@@ -101,20 +102,20 @@ class TransformerConverter(ctranslate2.converters.Converter):
         self.model, self.pieces, self.max_positions = model, pieces, max_positions
 
     def _load(self) -> transformer_spec.TransformerSpec:
-        model = self.model
+        model, config = self.model, self.model.config
         encoder = transformer_spec.TransformerEncoderSpec(
-            model.num_layers, model.num_heads, pre_norm=model.norm_first
+            config.num_layers, config.num_heads, pre_norm=config.norm_first
         )
         # CTranslate2's attention (return_attention) is our alignment's: the heads' mean of
         # the layer decoding.alignment chooses.
         decoder = transformer_spec.TransformerDecoderSpec(
-            model.num_decoder_layers,
-            model.num_heads,
-            pre_norm=model.norm_first,
-            alignment_layer=alignment_layer(model.num_decoder_layers),
-            alignment_heads=model.num_heads,
+            config.num_decoder_layers,
+            config.num_heads,
+            pre_norm=config.norm_first,
+            alignment_layer=alignment_layer(config.num_decoder_layers),
+            alignment_heads=config.num_heads,
         )
-        positions = positional_encoding(tf.range(self.max_positions), model.d_model).numpy()
+        positions = positional_encoding(tf.range(self.max_positions), config.d_model).numpy()
         encoder.embeddings[0].weight = model.source_embedding.embedding.embeddings.numpy()
         encoder.position_encodings.encodings = positions
         for spec, layer in zip(encoder.layer, model.encoder_layers, strict=True):
@@ -130,7 +131,7 @@ class TransformerConverter(ctranslate2.converters.Converter):
             _linear(spec.attention.linear[2], cross.W_o)
             _layer_norm(spec.attention.layer_norm, layer.cross_attention_norm)
             _feed_forward(spec.ffn, layer)
-        if model.norm_first:  # pre-norm stacks end with a layer norm
+        if config.norm_first:  # pre-norm stacks end with a layer norm
             _layer_norm(encoder.layer_norm, model.encoder_norm)
             _layer_norm(decoder.layer_norm, model.decoder_norm)
         if model.output_projection is None:  # tied to the target embedding

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 
 import ml_collections
 import tensorflow as tf
@@ -13,24 +13,25 @@ from data_pipeline.tokenizer import Tokenizer
 from rundir.config import load_config
 from rundir.layout import RunDirectory
 from transformer.model import Transformer
+from transformer.settings import TransformerConfig
 
-# Transformer arguments that come from the tokenizer, not from config.model.
-_NOT_IN_CONFIG = {"self", "source_vocab_size", "target_vocab_size", "pad_id", "kwargs"}
+# Settings that come from the tokenizer, not from config.model.
+_NOT_IN_CONFIG = {"source_vocab_size", "target_vocab_size", "pad_id"}
 
 
 def model_keys() -> set[str]:
-    """The keys of ``config.model``: the Transformer's hyper-parameters, named as its arguments."""
-    return set(inspect.signature(Transformer.__init__).parameters) - _NOT_IN_CONFIG
+    """The keys of ``config.model``: the model's settings, named as in ``TransformerConfig``."""
+    return {field.name for field in dataclasses.fields(TransformerConfig)} - _NOT_IN_CONFIG
 
 
-def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transformer:
-    """The Transformer of ``config.model``, with its variables created; a ConfigError names a
-    key that is missing or unknown (a config.json written by another version of this code).
+def transformer_config(config: ml_collections.ConfigDict, vocab_size: int) -> TransformerConfig:
+    """The model settings of ``config.model`` with the (joint) vocabulary's size, checked (a
+    SettingError names a bad one); a ConfigError names a key that is missing or unknown (a
+    config.json written by another version of this code).
 
     Example:
-        >>> model = build_model(configs.tiny.get_config(), vocab_size=40)
-        >>> model.count_params() > 0
-        True
+        >>> transformer_config(configs.tiny.get_config(), vocab_size=1000).d_model
+        32
     """
     given, expected = set(config.model), model_keys()
     for problem, keys in (("lacks", expected - given), ("has an unknown key", given - expected)):
@@ -40,7 +41,19 @@ def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transform
                 "of this code (for a work directory's config.json: train it again with this "
                 "version, or use the version that trained it)."
             )
-    model = Transformer(source_vocab_size=vocab_size, pad_id=PAD_ID, **config.model)
+    return TransformerConfig(source_vocab_size=vocab_size, pad_id=PAD_ID, **config.model)
+
+
+def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transformer:
+    """The Transformer of ``config.model`` (:func:`transformer_config`), with its variables
+    created.
+
+    Example:
+        >>> model = build_model(configs.tiny.get_config(), vocab_size=40)
+        >>> model.count_params() > 0
+        True
+    """
+    model = Transformer(transformer_config(config, vocab_size))
     model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))  # creates the variables
     return model
 

@@ -11,23 +11,17 @@ import ml_collections
 
 from common.errors import ConfigError
 from data_pipeline.tokenizer import MODEL_TYPES
+from rundir.model import transformer_config
 from training.schedule import DECAYS
-from transformer.model import SHARED_EMBEDDINGS
+from transformer.settings import SettingError
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
-RATES_OR_NONE = ("model.attention_dropout", "model.activation_dropout")  # None: model.dropout's
-RATES = ("model.dropout", *RATES_OR_NONE, "train.label_smoothing")
 POSITIVE_INTS = (
     "data.max_length",
     "data.tokens_per_batch",
     "data.shuffle_buffer",
     "tokenizer.vocab_size",
-    "model.num_layers",
-    "model.num_decoder_layers",
-    "model.d_model",
-    "model.num_heads",
-    "model.d_ff",
     "train.steps",
     "train.log_every",
     "train.checkpoint_every",
@@ -70,24 +64,14 @@ def validate(config: ml_collections.ConfigDict) -> None:
         eval_every,
         "expected a non-negative integer (0: no validation)",
     )
-    model = config.model
+    _check_model(config)
     _require(
-        model.d_model % model.num_heads == 0,
-        "model.d_model",
-        model.d_model,
-        f"it must be divisible by model.num_heads ({model.num_heads})",
+        isinstance(config.train.label_smoothing, int | float)
+        and 0 <= config.train.label_smoothing < 1,
+        "train.label_smoothing",
+        config.train.label_smoothing,
+        "expected a number in [0, 1)",
     )
-    _require(model.d_model % 2 == 0, "model.d_model", model.d_model, "it must be even")
-    for key in RATES:
-        value = _get(config, key)
-        can_be_none = key in RATES_OR_NONE
-        or_none = ", or None for model.dropout's" if can_be_none else ""
-        _require(
-            (can_be_none and value is None) or isinstance(value, int | float) and 0 <= value < 1,
-            key,
-            value,
-            f"expected a number in [0, 1){or_none}",
-        )
     for key in (
         "train.warmup_steps",
         "train.peak_learning_rate",
@@ -124,12 +108,6 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "train.warmup_steps",
         config.train.warmup_steps,
         f"a cosine decay needs train.steps ({config.train.steps}) > train.warmup_steps",
-    )
-    _require(
-        config.model.shared_embeddings in SHARED_EMBEDDINGS,
-        "model.shared_embeddings",
-        config.model.shared_embeddings,
-        f"expected one of {SHARED_EMBEDDINGS}",
     )
     _require(
         config.tokenizer.model_type in MODEL_TYPES,
@@ -171,3 +149,13 @@ def validate(config: ml_collections.ConfigDict) -> None:
         f"it must be at least data.max_length ({config.data.max_length})",
     )
     _require(bool(config.data.name), "data.name", config.data.name, "name a data set")
+
+
+def _check_model(config: ml_collections.ConfigDict) -> None:
+    """``config.model``'s settings, checked where the model's are (``TransformerConfig``)."""
+    try:
+        transformer_config(config, config.tokenizer.vocab_size)
+    except SettingError as error:
+        raise ConfigError(
+            f"config.model.{error.setting} = {error.value!r} is invalid: it must be {error.must}."
+        ) from None

@@ -2,7 +2,8 @@
 
 Modules, in reading order: ``masks`` (the one boolean mask convention), ``dense`` (a Dense
 layer that skips ``tensordot``), ``attention`` (scaled dot-product and multi-head attention),
-``dropout`` and ``normalization`` (dropout and layer norm, made cheaper for CPUs), ``embedding``
+``settings`` (``TransformerConfig``: the model's settings, checked once), ``dropout`` and
+``normalization`` (dropout and layer norm, made cheaper for CPUs), ``embedding``
 (scaled token embeddings and sinusoidal positions), ``building`` (a ``build()`` for layers made
 of self-building sublayers), ``layers`` (encoder and decoder layers),
 ``model`` (the ``Transformer``).
@@ -16,8 +17,10 @@ from transformer.layers import DecoderLayer, EncoderLayer, FeedForward
 from transformer.masks import causal_mask, combine_masks, padding_mask
 from transformer.model import Transformer
 from transformer.normalization import LayerNormalization
+from transformer.settings import LAYER_NORM_EPSILON, SettingError, TransformerConfig
 
 __all__ = [
+    "LAYER_NORM_EPSILON",
     "DecoderLayer",
     "Dense",
     "Dropout",
@@ -25,8 +28,10 @@ __all__ = [
     "FeedForward",
     "LayerNormalization",
     "MultiHeadAttention",
+    "SettingError",
     "TokenEmbedding",
     "Transformer",
+    "TransformerConfig",
     "causal_mask",
     "combine_masks",
     "masked_softmax",

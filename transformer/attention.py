@@ -13,7 +13,8 @@ import keras
 import tensorflow as tf
 
 from transformer.dense import Dense
-from transformer.dropout import Dropout, check_dropout_rate
+from transformer.dropout import Dropout
+from transformer.settings import check_rate
 
 
 def masked_softmax(logits: tf.Tensor, mask: tf.Tensor | None = None) -> tf.Tensor:
@@ -133,7 +134,7 @@ class MultiHeadAttention(keras.layers.Layer):
         _check_positive_int("value_dim", value_dim)
         if output_dim is not None:
             _check_positive_int("output_dim", output_dim)
-        check_dropout_rate("dropout", dropout)
+        check_rate("dropout", dropout)
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim

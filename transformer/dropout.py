@@ -16,31 +16,9 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from transformer.settings import check_rate
+
 _LEVELS = 256  # one byte of random bits per element
-
-
-def check_dropout_rate(name: str, value: object) -> None:
-    """Raises a ValueError naming ``name`` unless ``0 <= value < 1``."""
-    if not isinstance(value, int | float) or not 0.0 <= value < 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
-
-
-def sublayer_dropout_rates(
-    dropout: float, attention_dropout: float | None, activation_dropout: float | None
-) -> tuple[float, float]:
-    """The attention-weight and feed-forward-activation rates, ``None`` meaning ``dropout``'s;
-    raises a ValueError naming the argument unless each of the three is in [0, 1).
-
-    Example:
-        >>> sublayer_dropout_rates(0.3, None, 0.0)
-        (0.3, 0.0)
-    """
-    check_dropout_rate("dropout", dropout)
-    rates = {"attention_dropout": attention_dropout, "activation_dropout": activation_dropout}
-    for name, rate in rates.items():
-        if rate is not None:
-            check_dropout_rate(name, rate)
-    return tuple(dropout if rate is None else rate for rate in rates.values())
 
 
 def effective_rate(rate: float) -> float:
@@ -50,7 +28,7 @@ def effective_rate(rate: float) -> float:
         >>> effective_rate(0.1)
         0.1015625
     """
-    check_dropout_rate("rate", rate)
+    check_rate("rate", rate)
     return min(round(rate * _LEVELS), _LEVELS - 1) / _LEVELS
 
 
@@ -99,7 +77,7 @@ class Dropout(keras.layers.Layer):
 
     def __init__(self, rate: float, seed: int | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
-        check_dropout_rate("rate", rate)
+        check_rate("rate", rate)
         self.rate, self.seed = rate, seed
         self.seed_generator = keras.random.SeedGenerator(seed) if rate > 0 else None
         self.built = True
@@ -121,8 +99,6 @@ class Dropout(keras.layers.Layer):
 
 __all__ = [
     "Dropout",
-    "check_dropout_rate",
     "dropout",
     "effective_rate",
-    "sublayer_dropout_rates",
 ]

@@ -8,15 +8,18 @@ trains more stably without a long warm-up. Pre-norm stacks add a final layer nor
 
 from __future__ import annotations
 
+import dataclasses
+
 import keras
 import tensorflow as tf
 
 from transformer.attention import MultiHeadAttention
 from transformer.building import SublayersBuildOnFirstCall
 from transformer.dense import Dense
-from transformer.dropout import Dropout, check_dropout_rate, sublayer_dropout_rates
+from transformer.dropout import Dropout
 from transformer.masks import causal_mask
 from transformer.normalization import LayerNormalization
+from transformer.settings import TransformerConfig, check_rate
 
 # Self-attention cache of one decoder layer: (key_heads, value_heads), each
 # (batch, num_heads, length, key_dim): a buffer of max_length positions with those decoded so far
@@ -34,7 +37,7 @@ class FeedForward(SublayersBuildOnFirstCall, keras.layers.Layer):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, **kwargs) -> None:
         super().__init__(**kwargs)
-        check_dropout_rate("dropout", dropout)
+        check_rate("dropout", dropout)
         self.d_model, self.d_ff, self.dropout = d_model, d_ff, dropout
         self.hidden = Dense(d_ff, activation="relu", name="hidden", dtype=self.dtype_policy)
         self.hidden_dropout = Dropout(dropout, dtype=self.dtype_policy)
@@ -53,56 +56,40 @@ class _TransformerLayer(SublayersBuildOnFirstCall, keras.layers.Layer):
     """What encoder and decoder layers share: self-attention and feed-forward blocks, residuals.
 
     Args:
-        dropout: rate on each sublayer's output before the residual sum.
-        attention_dropout: rate on the attention weights; ``None``: ``dropout``.
-        activation_dropout: rate on the feed-forward hidden activations; ``None``: ``dropout``.
+        config: the model's settings; a layer reads ``d_model``, ``num_heads``, ``d_ff``, the
+            three dropout rates and ``norm_first``.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        attention_dropout: float | None = None,
-        activation_dropout: float | None = None,
-        **kwargs,
-    ) -> None:
+    def __init__(self, config: TransformerConfig, **kwargs) -> None:
         super().__init__(**kwargs)
-        if d_model % num_heads:
-            raise ValueError(
-                f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): each head has "
-                "depth d_model / num_heads."
-            )
-        self.attention_dropout, self.activation_dropout = sublayer_dropout_rates(
-            dropout, attention_dropout, activation_dropout
-        )
-        self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
-        self.dropout, self.norm_first = dropout, norm_first
-        self.residual_dropout = Dropout(dropout, dtype=self.dtype_policy)
+        self.config = config
+        self.residual_dropout = Dropout(config.dropout, dtype=self.dtype_policy)
         self.self_attention = self._attention("self_attention")
         self.self_attention_norm = self._norm("self_attention_norm")
         self.feed_forward = FeedForward(
-            d_model, d_ff, self.activation_dropout, name="feed_forward", dtype=self.dtype_policy
+            config.d_model,
+            config.d_ff,
+            config.activation_dropout,
+            name="feed_forward",
+            dtype=self.dtype_policy,
         )
         self.feed_forward_norm = self._norm("feed_forward_norm")
 
     def _attention(self, name: str) -> MultiHeadAttention:
         return MultiHeadAttention(
-            self.num_heads,
-            self.d_model // self.num_heads,
-            dropout=self.attention_dropout,
+            self.config.num_heads,
+            self.config.d_model // self.config.num_heads,
+            dropout=self.config.attention_dropout,
             name=name,
             dtype=self.dtype_policy,
         )
 
     def _norm(self, name: str) -> LayerNormalization:
-        return LayerNormalization(epsilon=1e-6, name=name, dtype=self.dtype_policy)
+        return LayerNormalization(name=name, dtype=self.dtype_policy)
 
     def _sublayer_input(self, x: tf.Tensor, norm: LayerNormalization) -> tf.Tensor:
         """What a sublayer reads: ``LayerNorm(x)`` in pre-norm, ``x`` in post-norm."""
-        return norm(x) if self.norm_first else x
+        return norm(x) if self.config.norm_first else x
 
     def _add_residual(
         self,
@@ -113,7 +100,7 @@ class _TransformerLayer(SublayersBuildOnFirstCall, keras.layers.Layer):
     ) -> tf.Tensor:
         """``x + Dropout(f)`` in pre-norm, ``LayerNorm(x + Dropout(f))`` in post-norm."""
         x = x + self.residual_dropout(sublayer_output, training=training)
-        return x if self.norm_first else norm(x)
+        return x if self.config.norm_first else norm(x)
 
     def _self_attention_block(
         self, x: tf.Tensor, mask: tf.Tensor | None, training: bool
@@ -127,24 +114,20 @@ class _TransformerLayer(SublayersBuildOnFirstCall, keras.layers.Layer):
         return self._add_residual(x, y, self.feed_forward_norm, training)
 
     def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            d_ff=self.d_ff,
-            dropout=self.dropout,
-            norm_first=self.norm_first,
-            attention_dropout=self.attention_dropout,
-            activation_dropout=self.activation_dropout,
-        )
-        return config
+        return {**super().get_config(), "config": dataclasses.asdict(self.config)}
+
+    @classmethod
+    def from_config(cls, config: dict) -> _TransformerLayer:
+        settings = TransformerConfig(**config.pop("config"))
+        return cls(settings, **config)
 
 
 class EncoderLayer(_TransformerLayer):
     """Self-attention then feed-forward, each with a residual connection and layer norm.
 
     Example:
-        >>> layer = EncoderLayer(d_model=512, num_heads=8, d_ff=2048)
+        >>> config = TransformerConfig(source_vocab_size=8000, d_model=512, num_heads=8)
+        >>> layer = EncoderLayer(config)
         >>> layer(tf.ones([2, 5, 512]), padding_mask=tf.ones([2, 1, 1, 5], tf.bool)).shape
         TensorShape([2, 5, 512])
     """
@@ -163,32 +146,14 @@ class DecoderLayer(_TransformerLayer):
     against a key/value cache (incremental decoding) and gives the same result.
 
     Example:
-        >>> layer = DecoderLayer(d_model=512, num_heads=8, d_ff=2048)
+        >>> config = TransformerConfig(source_vocab_size=8000, d_model=512, num_heads=8)
+        >>> layer = DecoderLayer(config)
         >>> layer(tf.ones([2, 4, 512]), tf.ones([2, 6, 512])).shape
         TensorShape([2, 4, 512])
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        attention_dropout: float | None = None,
-        activation_dropout: float | None = None,
-        **kwargs,
-    ) -> None:
-        super().__init__(
-            d_model,
-            num_heads,
-            d_ff,
-            dropout,
-            norm_first,
-            attention_dropout,
-            activation_dropout,
-            **kwargs,
-        )
+    def __init__(self, config: TransformerConfig, **kwargs) -> None:
+        super().__init__(config, **kwargs)
         self.cross_attention = self._attention("cross_attention")
         self.cross_attention_norm = self._norm("cross_attention_norm")
 

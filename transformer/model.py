@@ -8,16 +8,19 @@ Read top to bottom: embeddings -> encoder stack -> decoder stack -> tied output 
 
 from __future__ import annotations
 
+import dataclasses
+
 import keras
 import tensorflow as tf
 
 from transformer.building import SublayersBuildOnFirstCall
 from transformer.dense import Dense
-from transformer.dropout import Dropout, sublayer_dropout_rates
+from transformer.dropout import Dropout
 from transformer.embedding import TokenEmbedding
 from transformer.layers import DecoderLayer, EncoderLayer
 from transformer.masks import padding_mask
 from transformer.normalization import LayerNormalization
+from transformer.settings import TransformerConfig
 
 # The incremental-decoding state: {"memory_mask": (batch, 1, 1, source_len),
 #  "memory": [(key_heads, value_heads)] per layer, (batch, heads, source_len, depth) each,
@@ -26,136 +29,59 @@ from transformer.normalization import LayerNormalization
 # Every tensor has the batch first, so beam search reorders a cache with one tf.gather per leaf.
 DecodeCache = dict
 
-SHARED_EMBEDDINGS = ("all", "target", "none")
-
-
 class Transformer(SublayersBuildOnFirstCall, keras.Model):
     """Encoder-decoder Transformer returning float32 vocabulary logits.
 
     Args:
-        source_vocab_size: source vocabulary size.
-        target_vocab_size: target vocabulary size; defaults to ``source_vocab_size``.
-        num_layers: encoder layers (N in the paper), and decoder layers unless
-            ``num_decoder_layers`` is given.
-        num_decoder_layers: decoder layers; defaults to ``num_layers``. A deeper encoder with a
-            shallower decoder (Kasai et al., 2021) decodes faster, since the encoder runs once per
-            sentence and the decoder once per output token (on Multi30k, 4+2 against 3+3: 1.2-1.4x
-            faster, 0.55 validation BLEU lower; see the README).
-        d_model: model width.
-        num_heads: attention heads; each has depth ``d_model // num_heads``.
-        d_ff: inner width of the feed-forward sublayers.
-        dropout: dropout rate on the embeddings and each sublayer's output (before the residual
-            sum), and the default of the next two.
-        attention_dropout: rate on the attention weights; ``None``: ``dropout``.
-        activation_dropout: rate on the feed-forward hidden activations; ``None``: ``dropout``.
-            fairseq's transformer configs keep these two at 0 and ``dropout`` at 0.1-0.3.
-        shared_embeddings: ``"all"`` — one matrix embeds source and target tokens and projects the
-            output (needs a joint vocabulary); ``"target"`` — the target embedding is the output
-            projection; ``"none"`` — three separate matrices.
-        norm_first: pre-norm layers (with a final layer norm per stack) instead of post-norm.
-        pad_id: the padding token id; padded source and target keys are masked out.
+        config: its settings (:class:`transformer.settings.TransformerConfig`), which its layers
+            read too.
 
     Example:
-        >>> model = Transformer(source_vocab_size=8000, num_layers=2, d_model=128, num_heads=4,
-        ...                     d_ff=512)
+        >>> config = TransformerConfig(source_vocab_size=8000, num_layers=2, d_model=128,
+        ...                            num_heads=4, d_ff=512)
+        >>> model = Transformer(config)
         >>> model((tf.constant([[5, 6, 7, 0]]), tf.constant([[2, 8, 9]]))).shape
         TensorShape([1, 3, 8000])
     """
 
-    def __init__(
-        self,
-        source_vocab_size: int,
-        target_vocab_size: int | None = None,
-        num_layers: int = 6,
-        num_decoder_layers: int | None = None,
-        d_model: int = 512,
-        num_heads: int = 8,
-        d_ff: int = 2048,
-        dropout: float = 0.1,
-        shared_embeddings: str = "all",
-        norm_first: bool = False,
-        pad_id: int = 0,
-        attention_dropout: float | None = None,
-        activation_dropout: float | None = None,
-        **kwargs,
-    ) -> None:
+    def __init__(self, config: TransformerConfig, **kwargs) -> None:
         super().__init__(**kwargs)
-        target_vocab_size = target_vocab_size or source_vocab_size
-        num_decoder_layers = num_layers if num_decoder_layers is None else num_decoder_layers
-        for name, value in [
-            ("source_vocab_size", source_vocab_size),
-            ("target_vocab_size", target_vocab_size),
-            ("num_layers", num_layers),
-            ("num_decoder_layers", num_decoder_layers),
-            ("d_model", d_model),
-            ("num_heads", num_heads),
-            ("d_ff", d_ff),
-        ]:
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-        if d_model % num_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads}).")
-        if d_model % 2:
-            raise ValueError(f"d_model must be even for the sinusoidal encoding, got {d_model}.")
-        attention_dropout, activation_dropout = sublayer_dropout_rates(
-            dropout, attention_dropout, activation_dropout
-        )
-        if shared_embeddings not in SHARED_EMBEDDINGS:
-            raise ValueError(
-                f"shared_embeddings must be one of {SHARED_EMBEDDINGS}, got {shared_embeddings!r}."
-            )
-        if shared_embeddings == "all" and source_vocab_size != target_vocab_size:
-            raise ValueError(
-                f"shared_embeddings='all' needs one joint vocabulary, but source_vocab_size="
-                f"{source_vocab_size} != target_vocab_size={target_vocab_size}; use 'target' or "
-                "'none' for separate vocabularies."
-            )
-        self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
-        self.num_layers, self.num_decoder_layers = num_layers, num_decoder_layers
-        self.d_model, self.num_heads, self.d_ff = d_model, num_heads, d_ff
-        self.dropout, self.shared_embeddings = dropout, shared_embeddings
-        self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
-        self.norm_first, self.pad_id = norm_first, pad_id
-
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"config must be a TransformerConfig, got {config!r}.")
+        self.config = config
         policy = self.dtype_policy
         self.target_embedding = TokenEmbedding(
-            target_vocab_size, d_model, dtype=policy, name="target_embedding"
+            config.target_vocab_size, config.d_model, dtype=policy, name="target_embedding"
         )
         self.source_embedding = (
             self.target_embedding
-            if shared_embeddings == "all"
-            else TokenEmbedding(source_vocab_size, d_model, dtype=policy, name="source_embedding")
+            if config.shared_embeddings == "all"
+            else TokenEmbedding(
+                config.source_vocab_size, config.d_model, dtype=policy, name="source_embedding"
+            )
         )
         self.output_projection = (
             None
-            if shared_embeddings != "none"
-            else Dense(target_vocab_size, dtype=policy, name="output_projection")
+            if config.shared_embeddings != "none"
+            else Dense(config.target_vocab_size, dtype=policy, name="output_projection")
         )
-        self.embedding_dropout = Dropout(dropout, dtype=policy)
-        layer_args = dict(
-            d_model=d_model,
-            num_heads=num_heads,
-            d_ff=d_ff,
-            dropout=dropout,
-            attention_dropout=attention_dropout,
-            activation_dropout=activation_dropout,
-            norm_first=norm_first,
-            dtype=policy,
-        )
+        self.embedding_dropout = Dropout(config.dropout, dtype=policy)
         self.encoder_layers = [
-            EncoderLayer(**layer_args, name=f"encoder_{i}") for i in range(num_layers)
+            EncoderLayer(config, dtype=policy, name=f"encoder_{i}")
+            for i in range(config.num_layers)
         ]
         self.decoder_layers = [
-            DecoderLayer(**layer_args, name=f"decoder_{i}") for i in range(num_decoder_layers)
+            DecoderLayer(config, dtype=policy, name=f"decoder_{i}")
+            for i in range(config.num_decoder_layers)
         ]
         # Pre-norm stacks end with a layer norm; post-norm layers already end with one.
         self.encoder_norm = self._final_norm("encoder_norm")
         self.decoder_norm = self._final_norm("decoder_norm")
 
     def _final_norm(self, name: str) -> keras.layers.Layer:
-        if not self.norm_first:
+        if not self.config.norm_first:
             return keras.layers.Identity(dtype=self.dtype_policy, name=name)
-        return LayerNormalization(epsilon=1e-6, dtype=self.dtype_policy, name=name)
+        return LayerNormalization(dtype=self.dtype_policy, name=name)
 
     def _logits(self, states: tf.Tensor) -> tf.Tensor:
         if self.output_projection is None:
@@ -174,7 +100,7 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
         ``memory`` is ``(batch, source_len, d_model)``; ``memory_mask`` the
         ``(batch, 1, 1, source_len)`` source padding mask the decoder needs with it.
         """
-        memory_mask = padding_mask(source_ids, self.pad_id)
+        memory_mask = padding_mask(source_ids, self.config.pad_id)
         x = self.embedding_dropout(self.source_embedding(source_ids), training=training)
         for layer in self.encoder_layers:
             x = layer(x, padding_mask=memory_mask, training=training)
@@ -194,7 +120,8 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
         With ``return_attention_scores`` also returns each decoder layer's cross-attention weights,
         ``(batch, heads, target_len, source_len)``.
         """
-        self_attention_mask = padding_mask(target_in_ids, self.pad_id)  # causal added per layer
+        # The causal part is added in each layer.
+        self_attention_mask = padding_mask(target_in_ids, self.config.pad_id)
         x = self.embedding_dropout(self.target_embedding(target_in_ids), training=training)
         cross_attention = []
         for layer in self.decoder_layers:
@@ -227,9 +154,9 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
         position yet (``decode_step(..., growing=True)`` appends one per step).
         """
         batch = tf.shape(memory)[0]
-        depth = self.d_model // self.num_heads
+        depth = self.config.d_model // self.config.num_heads
         length = 0 if max_length is None else max_length
-        empty = tf.zeros([batch, self.num_heads, length, depth], memory.dtype)
+        empty = tf.zeros([batch, self.config.num_heads, length, depth], memory.dtype)
         return {
             "memory_mask": memory_mask,
             "memory": [
@@ -271,23 +198,12 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
         return logits, {**cache, "self": new_self}
 
     def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(
-            source_vocab_size=self.source_vocab_size,
-            target_vocab_size=self.target_vocab_size,
-            num_layers=self.num_layers,
-            num_decoder_layers=self.num_decoder_layers,
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            d_ff=self.d_ff,
-            dropout=self.dropout,
-            shared_embeddings=self.shared_embeddings,
-            norm_first=self.norm_first,
-            pad_id=self.pad_id,
-            attention_dropout=self.attention_dropout,
-            activation_dropout=self.activation_dropout,
-        )
-        return config
+        return {**super().get_config(), "config": dataclasses.asdict(self.config)}
+
+    @classmethod
+    def from_config(cls, config: dict) -> Transformer:
+        settings = TransformerConfig(**config.pop("config"))
+        return cls(settings, **config)
 
 
 def _check_cache_length(length: int | None, index: int | None, growing: bool) -> None:

@@ -11,8 +11,12 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from transformer.settings import LAYER_NORM_EPSILON
 
-def layer_norm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, epsilon: float = 1e-6) -> tf.Tensor:
+
+def layer_norm(
+    x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, epsilon: float = LAYER_NORM_EPSILON
+) -> tf.Tensor:
     """``gamma * (x - mean) / sqrt(variance + epsilon) + beta`` over the last axis of ``x``.
 
     Args:
@@ -70,7 +74,7 @@ class LayerNormalization(keras.layers.Layer):
         TensorShape([2, 5, 8])
     """
 
-    def __init__(self, epsilon: float = 1e-6, **kwargs) -> None:
+    def __init__(self, epsilon: float = LAYER_NORM_EPSILON, **kwargs) -> None:
         super().__init__(**kwargs)
         if not isinstance(epsilon, int | float) or epsilon <= 0:
             raise ValueError(f"epsilon must be a positive number, got {epsilon!r}.")

@@ -12,6 +12,7 @@ import tensorflow as tf
 from common.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from decoding.beam import gnmt_length_penalty
 from transformer.model import Transformer
+from transformer.settings import TransformerConfig
 
 SOURCE_VOCAB, TARGET_VOCAB = 40, 30
 SOURCE_LENGTHS = [9, 3, 5, 7, 2, 9]
@@ -32,7 +33,7 @@ def make_model():
             d_ff=32,
             dropout=0.0,
         )
-        model = Transformer(**{**args, **overrides})
+        model = Transformer(TransformerConfig(**{**args, **overrides}))
         model((tf.fill([1, 3], 5), tf.fill([1, 2], 5)))  # builds the weights
         kernel, bias = model.output_projection.get_weights()
         bias[EOS_ID] += eos_bias

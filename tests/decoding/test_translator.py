@@ -74,7 +74,7 @@ def test_cross_attention_returns_the_translation_its_pieces_and_one_map_per_head
         sentences, progress=False
     )
     attention = outputs.attention.numpy()
-    assert attention.shape[:2] == (2, model.num_heads)
+    assert attention.shape[:2] == (2, model.config.num_heads)
     for row, sentence in enumerate(sentences):
         source = [p.decode() for p in outputs.source_pieces[row].numpy() if p]
         target = [p.decode() for p in outputs.target_pieces[row].numpy() if p]

@@ -31,7 +31,7 @@ from inference.ctranslate2_export import (
 from inference.evaluation import read_split
 from inference.loading import load_translator
 from tests.script_runner import REPO_ROOT, run_in_process
-from transformer import Transformer
+from transformer import Transformer, TransformerConfig
 
 ARCHITECTURES = {
     "pre-norm, shared": dict(norm_first=True),
@@ -56,7 +56,7 @@ def random_model(tokenizer: Tokenizer, **overrides) -> Transformer:
     """A model with random weights (biases and layer norms too, so that none maps by luck)."""
     keras.utils.set_random_seed(1)
     arguments = dict(num_layers=1, d_model=32, num_heads=4, d_ff=64, dropout=0.0) | overrides
-    model = Transformer(tokenizer.vocab_size, **arguments)
+    model = Transformer(TransformerConfig(tokenizer.vocab_size, **arguments))
     model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))
     rng = np.random.default_rng(1)
     for variable in model.weights:
@@ -102,13 +102,15 @@ def copy_model(tokenizer) -> Transformer:
     measures the runtimes and not float ties (a 60-step model has near-ties everywhere)."""
     keras.utils.set_random_seed(0)
     model = Transformer(
-        tokenizer.vocab_size,
-        num_layers=1,
-        d_model=64,
-        num_heads=2,
-        d_ff=128,
-        dropout=0.0,
-        norm_first=True,
+        TransformerConfig(
+            tokenizer.vocab_size,
+            num_layers=1,
+            d_model=64,
+            num_heads=2,
+            d_ff=128,
+            dropout=0.0,
+            norm_first=True,
+        )
     )
     optimizer = keras.optimizers.Adam(5e-3)
     # Built before the step is traced: variables created inside a trace cost a second trace.

@@ -13,7 +13,7 @@ from rundir.model import build_model, model_keys
 def test_the_config_keys_of_the_model_are_the_transformer_arguments():
     assert set(base.get_config().model) == model_keys()
     model = build_model(tiny.get_config(), vocab_size=40)
-    assert model.num_decoder_layers == tiny.get_config().model.num_decoder_layers
+    assert model.config.num_decoder_layers == tiny.get_config().model.num_decoder_layers
 
 
 def write_config(directory, edit) -> str:

@@ -2,6 +2,7 @@ import keras
 import tensorflow as tf
 
 from transformer.model import Transformer
+from transformer.settings import TransformerConfig
 
 # The variables of a 1-layer pre-norm model below its name: the keys of every checkpoint written
 # so far (rundir.checkpoints.model_variables), so they must not change. The cross-attention's
@@ -36,7 +37,7 @@ CHECKPOINT_PATHS = [
 
 
 def small_model() -> Transformer:
-    return Transformer(
+    config = TransformerConfig(
         source_vocab_size=12,
         target_vocab_size=10,
         shared_embeddings="none",
@@ -46,6 +47,7 @@ def small_model() -> Transformer:
         d_ff=16,
         norm_first=True,
     )
+    return Transformer(config)
 
 
 def test_the_first_call_builds_without_a_symbolic_trace(monkeypatch):

@@ -1,5 +1,6 @@
 """The training data of a config: the pairs, the tokenizer, the endless shuffled batches, and the
 settings a saved position of those batches depends on (so a resumed run knows if it still fits).
+The validation split is read here too, once; ``training.validation`` scores on it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import tensorflow as tf
 import data_pipeline
 from common import language_tags
 from common.storage import writing
-from common.translation import TranslationRequest
 
 
 def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
@@ -93,47 +93,6 @@ def load_data(
             user_defined_symbols=[language_tags.tag(lang) for lang in data.languages],
         )
     return TrainingData(train, by_direction, tokenizer)
-
-
-@dataclasses.dataclass(frozen=True)
-class ValidationSet:
-    """Sentences whose translation BLEU is measured during training: one direction's."""
-
-    label: str  # its direction's, "de-fr"
-    sources: list[str]
-    references: list[str]
-    request: TranslationRequest = TranslationRequest()  # a multilingual run's: its target
-
-
-def validation_sets(
-    config: ml_collections.ConfigDict,
-    data: data_pipeline.DataSpec,
-    by_direction: data_pipeline.datasets.DirectionSplits,
-) -> list[ValidationSet]:
-    """The first ``train.eval_max_sentences`` sentences of each direction's validation split
-    (the mean of their BLEU chooses a multilingual run's best checkpoint).
-
-    Example:
-        >>> [s.label for s in validation_sets(config, data, by_direction)][:2]  # doctest: +SKIP
-        ['de-en', 'en-de']
-    """
-    limit = config.train.eval_max_sentences or -1
-    split = config.data.validation_split
-    sets = []
-    for direction, splits in by_direction.items():
-        if split in splits:
-            sources, references = _sides(splits[split].take(limit))
-            request = TranslationRequest(target_lang=data.tag_language(direction) or None)
-            sets.append(ValidationSet(direction.label, sources, references, request))
-    return sets
-
-
-def _sides(pairs: tf.data.Dataset) -> tuple[list[str], list[str]]:
-    sources, targets = [], []
-    for source, target in pairs.as_numpy_iterator():
-        sources.append(source.decode("utf-8"))
-        targets.append(target.decode("utf-8"))
-    return sources, targets
 
 
 def training_batches(

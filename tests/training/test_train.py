@@ -265,7 +265,7 @@ def test_refused_writes_name_their_file_and_a_truncated_checkpoint_is_skipped(
     config = tiny_config(small_corpus, steps=2, checkpoint_every=1, log_every=1, eval_every=1000)
     config.train.eval_max_sentences = 2
     workdir = new_workdir(tmp_path, tiny_tokenizer)
-    run = trainer._Trainer(config, workdir)
+    run = trainer.Trainer(config, workdir)
     assert run.run().step == 2 and latest_step(workdir) == 2
 
     # Each write fails in turn, patched on the instance (each object writes its own file). The
@@ -279,10 +279,16 @@ def test_refused_writes_name_their_file_and_a_truncated_checkpoint_is_skipped(
     tensorboard = os.path.join(workdir, "tensorboard")
     sites = [  # (object, method, its failure, the file named at step #, saved before it)
         (run.writer, "flush", full_disk(tensorboard, partial=False), tensorboard, False),
-        (run.data_position, "write", None, f"{checkpoints_dir}/data-worker0-#", False),
-        (run.manager, "save", None, f"{checkpoints_dir}/ckpt-#", False),
+        (
+            run.checkpoints.data_position.checkpoint,
+            "write",
+            None,
+            f"{checkpoints_dir}/data-worker0-#",
+            False,
+        ),
+        (run.checkpoints.manager, "save", None, f"{checkpoints_dir}/ckpt-#", False),
         (os, "fsync", python_full_disk, f"{workdir}/eval/validation-step#.txt", True),
-        (run.best_manager, "save", None, f"{workdir}/best/ckpt-#", True),
+        (run.checkpoints.best_manager, "save", None, f"{workdir}/best/ckpt-#", True),
     ]
     for owner, name, failure, pattern, saved in sites:
         step = config.train.steps = latest_step(workdir) + 1
@@ -309,13 +315,13 @@ def test_refused_writes_name_their_file_and_a_truncated_checkpoint_is_skipped(
     # ... and so is a truncated data position, like a missing one; none readable is one line.
     truncate(Path(checkpoints_dir, f"data-worker0-{latest}.data-00000-of-00001"))
     with caplog.at_level(logging.WARNING):
-        run.restore()
+        run.checkpoints.restore()
     assert run.step == latest and f"data-worker0-{latest} cannot be read (" in caplog.text
     assert "the data restarts from the beginning" in caplog.text
     for step in range(latest - 2, latest + 1):
         truncate(Path(checkpoints_dir, f"ckpt-{step}.data-00000-of-00001"), 10)
     with pytest.raises(trainer.TrainingError, match="None of the 3 checkpoints in .* can be read"):
-        run.restore()
+        run.checkpoints.restore()
 
 
 def test_a_work_directory_that_cannot_be_written_stops_the_run_at_once(
@@ -342,7 +348,7 @@ def test_mirrored_two_devices_matches_one_device(small_corpus, tiny_tokenizer, t
     losses, weights = {}, {}
     for distribution in ("default", "mirrored"):
         config = tiny_config(small_corpus, distribution=distribution, eval_every=0)
-        run = trainer._Trainer(config, new_workdir(tmp_path, tiny_tokenizer, distribution))
+        run = trainer.Trainer(config, new_workdir(tmp_path, tiny_tokenizer, distribution))
         no_stop = tf.constant(0.0)
         losses[distribution] = [float(run.train_step(run.iterator, no_stop)[0]) for _ in range(4)]
         variables = checkpoints.model_variables(run.model)
@@ -430,7 +436,7 @@ def test_multi_worker_trains_like_one_device_on_both_workers_batches(
     assert not list(Path(workdir).glob(".worker-*")), "worker scratch copies are removed"
 
     config = tiny_config(small_corpus, steps=steps, log_every=1, eval_every=0)
-    one_device = trainer._Trainer(config, new_workdir(tmp_path, tiny_tokenizer, "one-device"))
+    one_device = trainer.Trainer(config, new_workdir(tmp_path, tiny_tokenizer, "one-device"))
     # Each worker's batches as that worker reads them: the first pass over a pipeline of its
     # own (a second iterator of one shuffled pipeline would shuffle anew).
     shards = [
@@ -469,7 +475,7 @@ def test_a_non_finite_loss_stops_the_run_and_keeps_the_last_checkpoint(
 ):
     config = tiny_config(small_corpus, steps=12, checkpoint_every=4, eval_every=0)
     workdir = new_workdir(tmp_path, tiny_tokenizer)
-    run = trainer._Trainer(config, workdir)
+    run = trainer.Trainer(config, workdir)
     healthy_step = run.train_step
 
     def poisoned_step(iterator, stop_requested):
@@ -490,7 +496,7 @@ def test_subword_sampling_trains_and_resumes(small_corpus, tiny_tokenizer, tmp_p
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     assert trainer.train(config, workdir).step == 10
     config.train.steps = 20
-    run = trainer._Trainer(config, workdir)  # restores the data position saved with step 10
+    run = trainer.Trainer(config, workdir)  # restores the data position saved with step 10
     assert run.tokenizer.sampling_alpha == 0.0  # validation, decoding and export: best pieces
     with caplog.at_level(logging.WARNING):
         result = run.run()
@@ -546,7 +552,7 @@ def test_changed_data_settings_restart_the_data_on_resume(
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     trainer.train(config, workdir)
     config.train.steps, config.data.max_length = 6, 40
-    run = trainer._Trainer(config, workdir)
+    run = trainer.Trainer(config, workdir)
     with caplog.at_level(logging.WARNING):
         assert run.run().step == 6
     assert "data.max_length 48 -> 40" in caplog.text
@@ -557,7 +563,7 @@ def test_changed_data_settings_restart_the_data_on_resume(
     tf.train.Checkpoint(iterator=iter(tf.data.Dataset.range(3))).write(position)
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        run.restore()
+        run.checkpoints.restore()
     assert run.step == 6 and "saved without its data settings" in caplog.text
 
 
@@ -633,7 +639,7 @@ def test_a_mixed_precision_step_has_a_finite_loss_and_moves_the_weights(
 ):
     config = tiny_config(small_corpus, precision=precision, eval_every=0)
     config.data.tokens_per_batch = 256  # bfloat16 is slow on a CPU without it: one small batch
-    run = trainer._Trainer(config, new_workdir(tmp_path, tiny_tokenizer))
+    run = trainer.Trainer(config, new_workdir(tmp_path, tiny_tokenizer))
     assert run.model.compute_dtype == precision.removeprefix("mixed_")
     assert all(variable.dtype == "float32" for variable in run.model.trainable_variables)
     scaled = precision == "mixed_float16"

@@ -1,0 +1,80 @@
+"""RunCheckpoints on their own: a save restores the step, the weights and the data position; a
+position saved with other data settings is left out, and the best model is kept apart."""
+
+from __future__ import annotations
+
+import logging
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rundir.layout import RunDirectory
+from training.checkpointing import DataPosition, RunCheckpoints, TrainingError
+
+SETTINGS = {"data.max_length": 48, "workers": 1}
+
+
+def checkpoints_of(workdir: str, iterator, settings: dict = SETTINGS) -> RunCheckpoints:
+    """A one-layer model, an optimizer and a data position, in ``workdir``."""
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input([3]), keras.layers.Dense(2)])
+    optimizer = keras.optimizers.SGD(0.1)
+    optimizer.build(model.trainable_variables)
+    run = RunDirectory(workdir)
+    return RunCheckpoints(model, optimizer, DataPosition(iterator, settings, 0), run, run, keep=2)
+
+
+def a_step(saved: RunCheckpoints, iterator) -> None:
+    next(iterator)
+    model = saved.manager.checkpoint.model
+    saved.optimizer.iterations.assign_add(1)
+    for variable in model.values():
+        variable.assign_add(tf.ones_like(variable))
+
+
+def test_a_save_restores_the_step_the_weights_and_the_data_position(tmp_path, caplog):
+    iterator = iter(tf.data.Dataset.range(100))
+    saved = checkpoints_of(str(tmp_path), iterator)
+    for _ in range(3):
+        a_step(saved, iterator)
+        saved.save()
+    weights = [v.numpy() for v in saved.manager.checkpoint.model.values()]
+    resumed_iterator = iter(tf.data.Dataset.range(100))
+    resumed = checkpoints_of(str(tmp_path), resumed_iterator)
+    resumed.restore()
+    assert resumed.step == 3 and int(next(resumed_iterator)) == 3
+    for restored, expected in zip(resumed.manager.checkpoint.model.values(), weights, strict=True):
+        np.testing.assert_array_equal(restored.numpy(), expected)
+    # Two checkpoints kept, and only their data positions.
+    positions = sorted(p.name for p in (tmp_path / "checkpoints").glob("data-worker0-*.index"))
+    assert positions == ["data-worker0-2.index", "data-worker0-3.index"]
+
+    other = iter(tf.data.Dataset.range(100))
+    changed = checkpoints_of(str(tmp_path), other, {**SETTINGS, "data.max_length": 40})
+    with caplog.at_level(logging.WARNING):
+        changed.restore()
+    assert changed.step == 3 and int(next(other)) == 0
+    assert "data.max_length 48 -> 40" in caplog.text
+
+
+def test_the_best_model_is_kept_apart_with_its_scores(tmp_path):
+    iterator = iter(tf.data.Dataset.range(10))
+    saved = checkpoints_of(str(tmp_path), iterator)
+    assert saved.best_bleu is None
+    a_step(saved, iterator)
+    saved.save_best({"validation_bleu": 12.5})
+    assert saved.best_bleu == 12.5 and tf.train.latest_checkpoint(str(tmp_path / "best"))
+    assert tf.train.latest_checkpoint(str(tmp_path / "checkpoints")) is None
+
+
+def test_checkpoints_none_of_which_reads_are_one_error(tmp_path):
+    iterator = iter(tf.data.Dataset.range(10))
+    saved = checkpoints_of(str(tmp_path), iterator)
+    a_step(saved, iterator)
+    saved.save()
+    for path in (tmp_path / "checkpoints").glob("ckpt-1.data-*"):
+        path.write_bytes(b"")
+    with pytest.raises(TrainingError, match="None of the 1 checkpoints in .* can be read"):
+        checkpoints_of(str(tmp_path), iter(tf.data.Dataset.range(10))).restore()

@@ -167,7 +167,7 @@ class Hypothesis:
         length: its tokens, EOS included.
         token_log_probs: each token's log-probability (EOS included; they sum to
             ``log_prob``), as :meth:`Translator.hypotheses` and :meth:`Translator.score` give
-            them; () where a runtime has none (an export of an earlier version).
+            them; () when none are given.
 
     Example:
         >>> round(Hypothesis("A dog.", score=-0.5, log_prob=-0.8, length=4).confidence, 3)
@@ -284,11 +284,11 @@ def hypotheses_rows(
     scores: Sequence[Sequence[float]],
     log_probs: Sequence[Sequence[float]],
     lengths: Sequence[Sequence[int]],
-    token_log_probs: Sequence[Sequence[Sequence[float]]] | None,
+    token_log_probs: Sequence[Sequence[Sequence[float]]],
     n_best: int,
 ) -> list[list[Hypothesis]]:
     """A runtime's ``(batch, n)`` columns (strings as bytes or str) and ``(batch, n, out_len)``
-    token log-probabilities (padded; None: the runtime has none) as each row's first ``n_best``
+    token log-probabilities (padded) as each row's first ``n_best``
     :class:`Hypothesis` values; those a search never finished (length 0: fewer hypotheses ended
     than asked for) are left out.
 
@@ -297,8 +297,6 @@ def hypotheses_rows(
         [[Hypothesis(text='A dog.', score=-0.5, log_prob=-0.8, length=2,
                      token_log_probs=(-0.3, -0.5))]]
     """
-    if token_log_probs is None:
-        token_log_probs = [[[]] * len(row) for row in texts]
     rows = []
     for row in zip(texts, scores, log_probs, lengths, token_log_probs, strict=True):
         rows.append(

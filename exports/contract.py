@@ -110,6 +110,13 @@ BEAM_SIZE_VARIABLE = "beam_size_variable"
 MAX_SOURCE_LENGTH_VARIABLE = "max_source_length_variable"
 LANGUAGES_VARIABLE = "languages_variable"
 SOURCE_LENGTHS = "source_lengths"
+# The parts of an export that earlier versions lacked, each with the commit that added it. An
+# export without one is refused, naming that commit (exports.saved_model.check_version).
+ADDED_IN = {
+    MAX_SOURCE_LENGTH_VARIABLE: "debda56 (2026-11-25)",
+    SOURCE_LENGTHS: "b99ed18 (2026-12-04)",  # its target_lang input
+    TOKEN_LOG_PROBS: "78493b7 (2026-12-05)",  # among the scored signature's outputs
+}
 
 # A CTranslate2 export's files beside CTranslate2's vocabularies.
 CTRANSLATE2_MODEL_FILE = "model.bin"

@@ -6,9 +6,8 @@ nothing of the model's code, the data pipeline or TensorFlow Datasets is loaded.
 export's target language is checked against its ``languages_variable`` before the graph runs,
 with the message of every other runtime; the graph adds the tag.
 
-Exports written by earlier versions still translate: without ``max_source_length_variable``
-(the oldest) they give no truncation warnings, and their ``source_lengths`` takes the text alone,
-tagged here for a multilingual export as those versions did.
+An export of an earlier version, without a part today's have (``exports.contract.ADDED_IN``),
+is refused with one line naming the commit that added it: export it again.
 
 Example:
     >>> SavedModelTranslator("runs/de_en/saved_model").translate(["Ein Hund rennt."])
@@ -22,7 +21,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from common.alignment import Alignment, alignments_of
-from common.language_tags import tagged
+from common.errors import UserError
 from common.translation import (
     Hypothesis,
     RequestError,
@@ -34,6 +33,7 @@ from common.translation import (
     truncation_warnings,
 )
 from exports.contract import (
+    ADDED_IN,
     ALIGNMENT,
     BEAM_SIZE_VARIABLE,
     FORCED_SCORE,
@@ -73,10 +73,9 @@ class SavedModelTranslator:
         if not tf.saved_model.contains_saved_model(path):
             raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
         self.loaded = tf.saved_model.load(path)
+        check_version(self.loaded, path)
         self.serve = self.loaded.signatures[SERVING_DEFAULT]
-        self.max_source_length = None  # unknown to the oldest exports
-        if hasattr(self.loaded, MAX_SOURCE_LENGTH_VARIABLE):
-            self.max_source_length = int(getattr(self.loaded, MAX_SOURCE_LENGTH_VARIABLE).numpy())
+        self.max_source_length = int(getattr(self.loaded, MAX_SOURCE_LENGTH_VARIABLE).numpy())
         if hasattr(self.loaded, LANGUAGES_VARIABLE):
             values = getattr(self.loaded, LANGUAGES_VARIABLE).numpy()
             self.languages = tuple(language.decode() for language in values)
@@ -136,11 +135,7 @@ class SavedModelTranslator:
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             outputs = signature(**self._inputs([sentences[row] for row in rows], language))
             columns = {name: outputs[name].numpy().tolist() for name in outputs}
-            return hypotheses_rows(
-                *(columns[name] for name in SCORED_OUTPUTS if name != TOKEN_LOG_PROBS),
-                columns.get(TOKEN_LOG_PROBS),  # an export of an earlier version has none
-                n_best=n_best,
-            )
+            return hypotheses_rows(*(columns[name] for name in SCORED_OUTPUTS), n_best=n_best)
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 
@@ -196,8 +191,6 @@ class SavedModelTranslator:
     def truncation_warnings(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
     ) -> list[str]:
-        if self.max_source_length is None:
-            return []
         return truncation_warnings(self.source_lengths(sentences, request), self.max_source_length)
 
     def source_lengths(
@@ -207,17 +200,9 @@ class SavedModelTranslator:
         language = request.language(self.languages)
         if not sentences:
             return []
-        function = getattr(self.loaded, SOURCE_LENGTHS)
-        positional_inputs = function.concrete_functions[0].structured_input_signature[0]
-        if len(positional_inputs) == 1:  # an earlier version's export: it reads tagged text
-            texts = [
-                sentence if language is None else tagged(sentence, language)
-                for sentence in sentences
-            ]
-            return function(tf.constant(texts, tf.string)).numpy().tolist()
         text = tf.constant(list(sentences), tf.string)
         target_lang = tf.fill([len(sentences)], language or "")
-        return function(text, target_lang).numpy().tolist()
+        return getattr(self.loaded, SOURCE_LENGTHS)(text, target_lang).numpy().tolist()
 
     def _pair_inputs(
         self, sources: list[str], targets: list[str], language: str | None
@@ -232,3 +217,40 @@ class SavedModelTranslator:
         if language is not None:
             inputs[TARGET_LANG] = tf.fill([len(batch)], language)
         return inputs
+
+
+class EarlierExportError(UserError, ValueError):
+    """An export of an earlier version: the message names what it lacks and what to do."""
+
+
+def check_version(loaded, path: str) -> None:
+    """An EarlierExportError unless the loaded SavedModel of this project at ``path`` has every
+    part of today's exports (``exports.contract.ADDED_IN``).
+
+    Example:
+        >>> check_version(tf.saved_model.load("/tmp/run/saved_model"), "/tmp/run/saved_model")
+    """
+    source_lengths = getattr(loaded, SOURCE_LENGTHS, None)
+    scored = loaded.signatures.get(SCORED)
+    lacking = {  # each part of ADDED_IN: whether it lacks it, and how to say what it is
+        MAX_SOURCE_LENGTH_VARIABLE: (
+            not hasattr(loaded, MAX_SOURCE_LENGTH_VARIABLE),
+            MAX_SOURCE_LENGTH_VARIABLE,
+        ),
+        SOURCE_LENGTHS: (
+            source_lengths is None
+            or len(source_lengths.concrete_functions[0].structured_input_signature[0]) != 2,
+            f"the {TARGET_LANG} input of {SOURCE_LENGTHS}",
+        ),
+        TOKEN_LOG_PROBS: (
+            scored is not None and TOKEN_LOG_PROBS not in scored.structured_outputs,
+            f"{TOKEN_LOG_PROBS} among the outputs of '{SCORED}'",
+        ),
+    }
+    for part, commit in ADDED_IN.items():
+        lacks, what = lacking[part]
+        if lacks:
+            raise EarlierExportError(
+                f"{path} was exported by a version before {commit}, which added {what}: export "
+                "it again with export.py from its work directory (or read it with that version)."
+            )

@@ -304,11 +304,10 @@ def _prediction(outputs: Mapping[str, np.ndarray], row: int, option: RowOptions)
         return {TRANSLATION: translation} if option.alignments else translation
     translation = outputs[TRANSLATION][row][0].decode("utf-8", errors="replace")
     columns = [outputs[name][row : row + 1].tolist() for name in (SCORE, LOG_PROB, LENGTH)]
-    tokens = outputs.get(TOKEN_LOG_PROBS)  # an export of an earlier version has none
     (hypotheses,) = hypotheses_rows(
         outputs[TRANSLATION][row : row + 1].tolist(),
         *columns,
-        None if tokens is None else tokens[row : row + 1].tolist(),
+        outputs[TOKEN_LOG_PROBS][row : row + 1].tolist(),
         n_best=option.n_best or 1,
     )
     prediction: dict[str, object] = {TRANSLATION: translation}

@@ -23,6 +23,7 @@ from google.protobuf import json_format
 from tensorflow.core.protobuf import saved_model_pb2
 
 from exports.contract import BEAM_SIZE_VARIABLE, LANGUAGES_VARIABLE
+from exports.saved_model import check_version
 from serving.errors import bad_request
 from serving.registry import ServedModel, Signature, model_version_dir
 
@@ -50,6 +51,8 @@ def load_saved_model(name: str, path: str) -> ServedModel:
         "with export.py.",
     )
     loaded = tf.saved_model.load(directory)
+    if hasattr(loaded, BEAM_SIZE_VARIABLE):  # an export of this project: of today's version
+        check_version(loaded, directory)
     signatures = {}
     for signature_name, function in loaded.signatures.items():
         _, input_specs = function.structured_input_signature

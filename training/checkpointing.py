@@ -5,7 +5,8 @@ the best model by validation BLEU.
 A rerun resumes from the newest checkpoint that reads, warning about each newer one that does
 not, with the data iterator where it was: exactly the batches it would have seen. A data
 position saved with other data settings (``training.data.data_settings``) or not at all is
-left out: the data restarts from the beginning of its (deterministic) order. Each save names
+left out: the data restarts from the beginning of its (deterministic) order; one written by a
+version that saved no settings is a TrainingError saying what to do. Each save names
 the file a refused write was for (``rundir.checkpoints.saving``).
 
 Example:
@@ -161,9 +162,11 @@ class RunCheckpoints:
         reader = tf.train.load_checkpoint(path)
         key = "settings/.ATTRIBUTES/VARIABLE_VALUE"
         if not reader.has_tensor(key):
-            return (
-                f"The data position of step {self.step} was saved without its data settings, "
-                "so it cannot be checked against this pipeline"
+            raise TrainingError(
+                f"The data position {path} was written by a version before 72f6898 "
+                "(2026-11-24), which saved no data settings beside it: delete "
+                f"{self._data_position_path('*')}.* to resume with the data from its beginning "
+                "(or resume with that version)."
             )
         saved = json.loads(reader.get_tensor(key))
         differences = changed_settings(saved, self.data_position.settings)

@@ -1,6 +1,7 @@
-"""``SavedModelTranslator``: today's exports and the layouts earlier versions wrote, and what
+"""``SavedModelTranslator``: today's exports, the one-line refusal of earlier versions', and what
 ``translate.py --saved_model`` loads."""
 
+import re
 import subprocess
 import sys
 
@@ -9,83 +10,62 @@ import tensorflow as tf
 
 from common.language_tags import UnknownLanguageError
 from common.translation import TranslationRequest
-from exports.saved_model import SavedModelTranslator
+from exports.contract import ADDED_IN, MAX_SOURCE_LENGTH_VARIABLE, SOURCE_LENGTHS, TOKEN_LOG_PROBS
+from exports.saved_model import EarlierExportError, SavedModelTranslator
 from inference.loading import load_translator
+from serving.saved_model import load_saved_model
 from tests.script_runner import REPO_ROOT
 
 SENTENCES = ["Ja.", "Zwei Männer stehen auf einer Straße und reden miteinander."]
 
 
-def _earlier_export(translator, path: str, with_max_source_length: bool) -> str:
-    """The tiny run exported as versions before the export contract wrote it: no signature but
-    ``serving_default``, ``source_lengths`` of the text alone, and (before the token counts were
-    saved) no ``max_source_length_variable``. (Those versions kept the whole translator on the
-    root; the reader never reads it, and the model and tokenizer save faster.)"""
+def _earlier_export(translator, path: str, lacks: str) -> str:
+    """The tiny run exported as today's exports but for one part that versions before
+    ``ADDED_IN[lacks]`` did not write: ``max_source_length_variable``, ``source_lengths``' target
+    language input, or the token log-probabilities among the ``scored`` outputs. (The model and
+    the tokenizer on the root: a SavedModel that saves fast.)"""
+    spec = tf.TensorSpec([None], tf.string, name="text")
 
     def serve(text):
         return {"translation": translator.translate_batch(text, tf.fill(tf.shape(text), ""))}
 
-    spec = tf.TensorSpec([None], tf.string, name="text")
-    root = tf.Module()
-    root.model, root.tokenizer = translator.model, translator.tokenizer
-    root.source_lengths = tf.function(
-        lambda text: translator.source_lengths(text, tf.fill(tf.shape(text), "")),
-        input_signature=[spec],
-    )
-    root.beam_size_variable = tf.Variable(translator.beam_size, trainable=False)
-    if with_max_source_length:
-        root.max_source_length_variable = tf.Variable(6, trainable=False)
-    signature = tf.function(serve, input_signature=[spec])
-    tf.saved_model.save(root, path, signatures={"serving_default": signature})
-    return path
-
-
-@pytest.mark.parametrize("with_max_source_length", [True, False])
-def test_an_export_of_an_earlier_version_translates_and_warns_as_it_did(
-    tiny_run, tiny_saved_model, tmp_path, with_max_source_length
-):
-    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
-    path = _earlier_export(translator, str(tmp_path / "earlier"), with_max_source_length)
-    earlier, today = SavedModelTranslator(path), SavedModelTranslator(tiny_saved_model)
-    translations = today.translate(SENTENCES, progress=False)
-    assert earlier.translate(SENTENCES, progress=False) == translations
-    warnings = earlier.truncation_warnings(SENTENCES)
-    if with_max_source_length:  # only the long sentence is over 5 pieces
-        assert len(warnings) == 1 and warnings[0].startswith("warning: sentence 2 has ")
-    else:
-        assert warnings == []
-
-
-def test_the_scores_of_an_export_without_token_log_probabilities_come_without_them(
-    tiny_run, tiny_saved_model, tmp_path
-):
-    """Exports of 63998ee and before: ``scored`` without ``token_log_probs``."""
-    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
-    spec = tf.TensorSpec([None], tf.string, name="text")
-
     def scored(text):
         outputs = translator.scored_batch(text, tf.fill(tf.shape(text), ""))._asdict()
-        del outputs["token_log_probs"]
+        if lacks == TOKEN_LOG_PROBS:
+            del outputs[TOKEN_LOG_PROBS]
         return outputs
 
     root = tf.Module()
     root.model, root.tokenizer = translator.model, translator.tokenizer
     root.beam_size_variable = tf.Variable(translator.beam_size, trainable=False)
-
-    def serve(text):
-        return {"translation": translator.translate_batch(text, tf.fill(tf.shape(text), ""))}
-
+    if lacks != MAX_SOURCE_LENGTH_VARIABLE:
+        root.max_source_length_variable = tf.Variable(6, trainable=False)
+    if lacks == SOURCE_LENGTHS:
+        root.source_lengths = tf.function(
+            lambda text: translator.source_lengths(text, tf.fill(tf.shape(text), "")),
+            input_signature=[spec],
+        )
+    else:  # as export.py writes it
+        root.source_lengths = translator.source_lengths
     signatures = {
         "serving_default": tf.function(serve, input_signature=[spec]),
         "scored": tf.function(scored, input_signature=[spec]),
     }
-    path = str(tmp_path / "earlier")
     tf.saved_model.save(root, path, signatures=signatures)
-    earlier = SavedModelTranslator(path).hypotheses(SENTENCES, progress=False)
-    today = SavedModelTranslator(tiny_saved_model).hypotheses(SENTENCES, progress=False)
-    for (old,), (new,) in zip(earlier, today, strict=True):
-        assert (old.text, old.length) == (new.text, new.length) and old.token_log_probs == ()
-        assert old.score == pytest.approx(new.score, abs=1e-5) and len(new.token_log_probs) > 0
+    return path
+
+
+@pytest.mark.parametrize("lacks", list(ADDED_IN))
+def test_an_export_of_an_earlier_version_is_one_line_naming_the_version_and_what_to_do(
+    tiny_run, tmp_path, lacks
+):
+    translator, _ = load_translator(tiny_run[0], "latest", jit_compile=False)
+    path = _earlier_export(translator, str(tmp_path / "earlier"), lacks)
+    message = f"{path} was exported by a version before {re.escape(ADDED_IN[lacks])}, which added"
+    with pytest.raises(EarlierExportError, match=message):
+        SavedModelTranslator(path)
+    with pytest.raises(EarlierExportError, match=message):
+        load_saved_model("earlier", path)  # nor is it served
 
 
 def test_a_language_for_a_model_of_one_target_language_is_refused_before_the_graph_runs(

@@ -94,6 +94,10 @@ def get_config() -> ml_collections.ConfigDict:
     config.train.keep_checkpoints = 3  # newest checkpoints kept (the best one is kept apart)
     config.train.eval_every = 1000  # steps between validations (loss, greedy BLEU; best/); 0: none
     config.train.eval_max_sentences = 500  # validation BLEU on the first N sentences (bounded time)
+    # Early stopping: end the run after this many validations in a row without a validation BLEU
+    # more than early_stopping_min_delta above the last that was (best/ keeps the best); 0: off.
+    config.train.early_stopping_patience = 0
+    config.train.early_stopping_min_delta = 0.0
 
     # Search defaults come from decoding.SearchOptions, where each is defined once.
     config.decode = ml_collections.ConfigDict()

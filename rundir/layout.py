@@ -10,8 +10,9 @@
       best/                the model of the best validation BLEU, and best.json (its scores)
       averaged/            the mean of the last checkpoints (average_checkpoints.py)
       tensorboard/         the run's summaries
-      eval/                validation translations (validation-step<N>.txt) and evaluate.py's
-                           files: its own, ensemble/'s, ctranslate2-<export>/'s
+      eval/                validation translations (validation-step<N>.txt), each validation's
+                           BLEU (validations.json) and evaluate.py's files: its own,
+                           ensemble/'s, ctranslate2-<export>/'s
       .worker-<i>/         a non-chief worker's scratch copies while a multi-worker run trains
 
 Example:
@@ -72,6 +73,11 @@ class RunDirectory:
     @property
     def eval(self) -> str:
         return self._path("eval")
+
+    @property
+    def validations(self) -> str:
+        """Each validation's step and BLEU (JSON), for early stopping."""
+        return self._path("eval", "validations.json")
 
     def validation_translations(self, step: int) -> str:
         return self._path("eval", f"validation-step{step}.txt")

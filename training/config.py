@@ -16,6 +16,10 @@ from training.schedule import DECAYS
 from transformer.settings import SettingError
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+NON_NEGATIVE_INTS = {  # key -> what 0 means
+    "train.eval_every": "no validation",
+    "train.early_stopping_patience": "no early stopping",
+}
 DISTRIBUTIONS = ("default", "mirrored", "multi_worker", "tpu")
 POSITIVE_INTS = (
     "data.max_length",
@@ -57,12 +61,20 @@ def validate(config: ml_collections.ConfigDict) -> None:
             value,
             "expected a positive integer",
         )
-    eval_every = config.train.eval_every
+    for key, zero in NON_NEGATIVE_INTS.items():
+        value = _get(config, key)
+        _require(
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+            key,
+            value,
+            f"expected a non-negative integer (0: {zero})",
+        )
+    patience = config.train.early_stopping_patience
     _require(
-        isinstance(eval_every, int) and not isinstance(eval_every, bool) and eval_every >= 0,
-        "train.eval_every",
-        eval_every,
-        "expected a non-negative integer (0: no validation)",
+        not patience or config.train.eval_every > 0,
+        "train.early_stopping_patience",
+        patience,
+        "early stopping needs validations: set train.eval_every > 0",
     )
     _check_model(config)
     _require(
@@ -81,6 +93,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "decode.max_length_ratio",
         "decode.max_length_offset",
         "train.eval_max_sentences",
+        "train.early_stopping_min_delta",
         "tokenizer.input_sentence_size",
         "tokenizer.sampling_alpha",
     ):

@@ -25,7 +25,7 @@ from absl import logging
 from tqdm import tqdm
 
 import data_pipeline
-from common.files import atomic_write_text
+from common.files import atomic_write_text, write_json
 from common.storage import writing
 from rundir.config import data_spec
 from rundir.layout import RunDirectory
@@ -40,6 +40,7 @@ from training.checkpointing import (
 )
 from training.cpu import bfloat16_speed_warning, read_cpuinfo
 from training.data import data_settings, load_data, training_batches
+from training.early_stopping import EarlyStopping
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
 from training.stopping import StopRequest
@@ -57,6 +58,7 @@ class TrainResult:
     best_bleu: float | None = None
     already_finished: bool = False
     terminated: bool = False  # stopped by SIGTERM, the step reached saved
+    stopped_early: bool = False  # by train.early_stopping_patience
 
 
 class Trainer:
@@ -124,6 +126,9 @@ class Trainer:
             if validating
             else None
         )
+        self.early_stopping = EarlyStopping(
+            config.train.early_stopping_patience, config.train.early_stopping_min_delta
+        )
         with writing(self.run_dir.tensorboard):
             self.writer = (
                 tf.summary.create_file_writer(self.run_dir.tensorboard)
@@ -160,12 +165,16 @@ class Trainer:
         """Trains from the newest checkpoint to ``train.steps`` (see the module docstring)."""
         steps = self.config.train.steps
         self.checkpoints.restore()
+        self.early_stopping.resume(self.run_dir.validations, self.step)
         result = TrainResult(self.step, best_bleu=self.checkpoints.best_bleu)
-        if self.step >= steps:
+        if self.step >= steps or self.early_stopping.due:
+            done = (
+                f"step {self.step} of {steps}"
+                if self.step >= steps
+                else f"stopped early at step {self.step} ({self.early_stopping.reason()})"
+            )
             print(
-                f"Training already finished: step {self.step} of {steps} in {self.workdir}; "
-                "nothing to do.",
-                flush=True,
+                f"Training already finished: {done} in {self.workdir}; nothing to do.", flush=True
             )
             return dataclasses.replace(result, already_finished=True)
         log = _Log(self.config.train.log_every, steps)
@@ -184,6 +193,9 @@ class Trainer:
                 self._after_step(result, log, progress)
                 if stops:  # SIGTERM, here or on another worker
                     result.terminated = self._save_on_request(progress)
+                    break
+                if self.early_stopping.due:
+                    result.stopped_early = self._stop_early(progress)
                     break
         except KeyboardInterrupt:
             progress.close()
@@ -251,6 +263,9 @@ class Trainer:
         if result.best_bleu is None or values["validation_bleu"] > result.best_bleu:
             result.best_bleu = values["validation_bleu"]
             self.checkpoints.save_best(values)
+        self.early_stopping.add(self.step, values["validation_bleu"])
+        if self.chief:
+            write_json(self.output.validations, self.early_stopping.record())
 
     def _check_finite(self, loss_sum: float) -> None:
         if not math.isfinite(loss_sum):
@@ -262,11 +277,20 @@ class Trainer:
                 "train.gradient_clip_norm, then rerun."
             )
 
-    def _save_on_request(self, progress: tqdm) -> bool:
-        """Saves the step reached (unless it was just saved) and says so; True."""
+    def _stop_early(self, progress: tqdm) -> bool:
+        """Saves the step reached (unless it was just saved) and says why the run ends; True."""
+        self._save_unless_saved()
+        progress.write(f"Stopping early at step {self.step}: {self.early_stopping.reason()}.")
+        return True
+
+    def _save_unless_saved(self) -> None:
         latest = self.checkpoints.manager.latest_checkpoint
         if latest is None or not latest.endswith(f"-{self.step}"):
             self.checkpoints.save()
+
+    def _save_on_request(self, progress: tqdm) -> bool:
+        """Saves the step reached (unless it was just saved) and says so; True."""
+        self._save_unless_saved()
         progress.write(
             f"Terminated (SIGTERM): saved step {self.step}; rerun the same command to resume."
         )

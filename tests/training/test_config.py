@@ -57,6 +57,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             r"config.train.eval_every = -1 is invalid: expected a non-negative integer \(0: no",
         ),
         ("model.num_decoder_layers", 0, r"config.model.num_decoder_layers = 0 is invalid"),
+        (
+            "train.early_stopping_patience",
+            -1,
+            r"config.train.early_stopping_patience = -1 is invalid: expected a non-negative",
+        ),
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
         ("train.distribution", "horovod", r"config.train.distribution = 'horovod' is invalid"),
         ("data.tokens_per_batch", 10, r"config.data.tokens_per_batch = 10 is invalid"),

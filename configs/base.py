@@ -98,6 +98,11 @@ def get_config() -> ml_collections.ConfigDict:
     # more than early_stopping_min_delta above the last that was (best/ keeps the best); 0: off.
     config.train.early_stopping_patience = 0
     config.train.early_stopping_min_delta = 0.0
+    # Fine-tuning: start from another run's weights and tokenizer, "WORKDIR[:best|latest|averaged]"
+    # (its best by default; the optimizer, schedule and data start afresh); "": random weights.
+    config.train.init_from = ""
+    # Parts kept fixed while training, comma-separated: encoder, decoder, embeddings; "": none.
+    config.train.freeze = ""
 
     # Search defaults come from decoding.SearchOptions, where each is defined once.
     config.decode = ml_collections.ConfigDict()

@@ -41,6 +41,7 @@ from training.checkpointing import (
 from training.cpu import bfloat16_speed_warning, read_cpuinfo
 from training.data import data_settings, load_data, training_batches
 from training.early_stopping import EarlyStopping
+from training.finetuning import StartFrom, freeze
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
 from training.stopping import StopRequest
@@ -97,6 +98,12 @@ class Trainer:
         if warning:
             logging.warning(warning)
 
+        # A fine-tuning run's tokenizer is the run's it starts from, unless it has its own.
+        start = StartFrom.parse(config.train.init_from)
+        has_checkpoints = tf.train.latest_checkpoint(self.run_dir.checkpoints) is not None
+        if start and not has_checkpoints:
+            start.check(config)
+            start.copy_tokenizer(self.output.tokenizer)
         # train.eval_every = 0: no validation, so no validation split, pipeline or traces.
         validating = config.train.eval_every > 0
         splits = [config.data.validation_split] if validating else []
@@ -109,6 +116,9 @@ class Trainer:
         self.iterator = iter(batches.shard(num_workers, worker))
         with self.strategy.scope():
             self.model = build_model(config, self.tokenizer.vocab_size)
+            if start and not has_checkpoints:  # else: resumed from its own checkpoint
+                print(f"Starting from {start.restore(self.model)}.", flush=True)
+            freeze(self.model, config.train.freeze)
             self.optimizer = build_optimizer(config)
             self.optimizer.build(self.model.trainable_variables)
         self.checkpoints = RunCheckpoints(

@@ -1,0 +1,72 @@
+"""Fine-tuning: a run that starts from the tiny run's weights and tokenizer, parts frozen, and
+the one-line refusal of settings that differ."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from common.errors import ConfigError
+from configs import tiny
+from rundir.checkpoints import checkpoint_key, checkpoint_path, model_variables
+from training.finetuning import StartFrom
+from training.trainer import Trainer
+
+pytestmark = pytest.mark.slow  # the tiny run
+
+
+def finetuning_config(small_corpus: str, source: str, **train):
+    config = tiny.get_config()
+    config.data.name = f"text:{small_corpus}:de-en"
+    config.data.data_dir = f"{small_corpus}-data"
+    config.train.update(init_from=f"{source}:latest", steps=3, eval_every=0, **train)
+    return config
+
+
+def test_a_run_starts_from_another_runs_weights_and_tokenizer_and_keeps_frozen_parts(
+    tiny_run, small_corpus, tmp_path, capsys
+):
+    source = tiny_run[0]
+    config = finetuning_config(small_corpus, source, freeze="encoder")
+    workdir = tmp_path / "finetuned"
+    run = Trainer(config, str(workdir))
+    reader = tf.train.load_checkpoint(checkpoint_path(source, "latest"))
+    variables = model_variables(run.model)
+    start = {path: variable.numpy() for path, variable in variables.items()}
+    for path, value in start.items():
+        np.testing.assert_array_equal(value, reader.get_tensor(checkpoint_key(path)))
+    assert (workdir / "spm.model").read_bytes() == Path(source, "spm.model").read_bytes()
+    assert run.run().step == 3  # a fresh step, optimizer and schedule
+    for path, variable in variables.items():
+        changed = not np.array_equal(variable.numpy(), start[path])
+        assert changed == (not path.startswith("encoder")), path  # frozen to the bit
+    assert json.loads((workdir / "config.json").read_text())["train"]["init_from"].startswith(
+        source
+    )
+    # Rerun, it resumes from its own checkpoint (exactly, as every run), not from the source's.
+    capsys.readouterr()
+    config.train.steps = 4
+    assert Trainer(config, str(workdir)).run().step == 4
+    printed = capsys.readouterr().out
+    assert "Resuming from checkpoint" in printed and "Starting from" not in printed
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "message"),
+    [
+        ("model", "d_model", 64, r"config.model.d_model = 64 but .*'s is 32"),
+        ("tokenizer", "vocab_size", 2000, r"config.tokenizer.vocab_size = 2000 but .*'s is 1000"),
+    ],
+)
+def test_settings_that_differ_from_the_starting_run_are_one_line(
+    tiny_run, small_corpus, section, key, value, message
+):
+    config = finetuning_config(small_corpus, tiny_run[0])
+    config[section][key] = value
+    with pytest.raises(ConfigError, match=message) as raised:
+        StartFrom.parse(config.train.init_from).check(config)
+    assert "\n" not in str(raised.value)

@@ -1,0 +1,99 @@
+"""Fine-tuning: a new run that starts from another run's weights (``train.init_from``).
+
+``train.init_from="WORKDIR"`` (its ``best`` checkpoint; ``"WORKDIR:latest"`` or
+``"WORKDIR:averaged"`` to choose) starts the run with that model's weights and its tokenizer
+(copied into the new work directory); the optimizer, the learning-rate schedule, the step and the
+data start afresh, as fairseq's ``--finetune-from-model`` does. The config's tokenizer and model
+settings must be those of that run: a difference is one line naming each setting. Once the run
+has a checkpoint of its own it resumes from it, exactly, like any run. ``train.freeze`` keeps
+parts of the model fixed: ``encoder``, ``decoder``, ``embeddings`` (comma-separated).
+
+Example:
+    >>> start = StartFrom.parse("runs/de_en:averaged")
+    >>> start.check(config)                       # ConfigError naming what differs
+    >>> start.copy_tokenizer("runs/de_en_domain/spm.model")
+    >>> start.restore(model)                      # 'runs/de_en/averaged/ckpt-3000'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import ml_collections
+import tensorflow as tf
+
+from common.errors import ConfigError
+from rundir.checkpoints import CHECKPOINT_CHOICES, restore_model
+from rundir.config import load_config
+from rundir.layout import RunDirectory
+from rundir.model import model_keys
+
+FREEZABLE = ("encoder", "decoder", "embeddings")
+_TOKENIZER_KEYS = ("vocab_size", "model_type")
+
+
+@dataclasses.dataclass(frozen=True)
+class StartFrom:
+    """The run whose weights a new run starts from, and which of its checkpoints."""
+
+    workdir: str
+    which: str = "best"
+
+    @classmethod
+    def parse(cls, value: str) -> StartFrom | None:
+        """``"WORKDIR[:best|latest|averaged]"``, or None for ``""`` (no fine-tuning)."""
+        if not value:
+            return None
+        workdir, _, which = value.rpartition(":")
+        if which not in CHECKPOINT_CHOICES:
+            workdir, which = value, "best"
+        return cls(workdir, which)
+
+    def check(self, config: ml_collections.ConfigDict) -> None:
+        """A ConfigError naming each tokenizer or model setting of ``config`` that differs from
+        the starting run's (its ``config.json``)."""
+        source = load_config(self.workdir)
+        keys = [f"tokenizer.{key}" for key in _TOKENIZER_KEYS]
+        keys += [f"model.{key}" for key in sorted(model_keys()) if "dropout" not in key]
+        differences = [
+            f"config.{key} = {_get(config, key)!r} but {self.workdir}'s is {_get(source, key)!r}"
+            for key in keys
+            if _get(config, key) != _get(source, key)
+        ]
+        if differences:
+            raise ConfigError(
+                f"Cannot start from {self.workdir}: {'; '.join(differences)}. Set them as that "
+                "run has them (its config.json), or train from the beginning."
+            )
+
+    def copy_tokenizer(self, path: str) -> None:
+        """The starting run's SentencePiece model, copied to ``path`` unless one is there."""
+        if not tf.io.gfile.exists(path):
+            shutil.copyfile(RunDirectory(self.workdir).tokenizer, path)
+
+    def restore(self, model) -> str:
+        """Reads the starting checkpoint's weights into ``model``; returns its path."""
+        return restore_model(model, self.workdir, self.which)
+
+
+def freeze(model, parts: str) -> None:
+    """Keeps ``parts`` (comma-separated: encoder, decoder, embeddings) of ``model`` fixed: their
+    variables are left out of the trainable ones (build the optimizer after this)."""
+    layers = {
+        "encoder": [*model.encoder_layers, model.encoder_norm],
+        "decoder": [*model.decoder_layers, model.decoder_norm],
+        "embeddings": [model.source_embedding, model.target_embedding],
+    }
+    for part in (p.strip() for p in parts.split(",") if p.strip()):
+        if part not in layers:
+            raise ConfigError(
+                f"config.train.freeze names {part!r}; it can name {', '.join(FREEZABLE)}."
+            )
+        for layer in layers[part]:
+            layer.trainable = False
+
+
+def _get(config: ml_collections.ConfigDict, key: str):
+    section, _, name = key.partition(".")
+    return config[section].get(name)

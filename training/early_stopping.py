@@ -65,7 +65,8 @@ class EarlyStopping:
     def reason(self) -> str:
         """Why the run stops, for its last line."""
         (step, bleu), stalled = self._reference()
+        validations = f"{stalled} validation" + ("" if stalled == 1 else "s in a row")
         return (
-            f"{stalled} validations in a row without a BLEU more than {self.min_delta} above "
-            f"{bleu:.2f} (step {step}); best/ holds the best model"
+            f"{validations} without a BLEU more than {self.min_delta} above {bleu:.2f} (step "
+            f"{step}); best/ holds the best model"
         )

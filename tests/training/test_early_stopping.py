@@ -21,6 +21,8 @@ def test_patience_counts_validations_that_do_not_beat_the_reference_by_min_delta
         "the best model"
     )
     assert not EarlyStopping(patience=0, min_delta=0.0, history=stopping.history).due
+    once = EarlyStopping(patience=1, min_delta=0.0, history=[(1, 10.0), (2, 9.0)])
+    assert once.due and once.reason().startswith("1 validation without a BLEU more than 0.0")
     # A resumed run reads the history up to the step it resumes from.
     path = tmp_path / "validations.json"
     path.write_text(json.dumps(stopping.record()))

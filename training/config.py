@@ -34,11 +34,16 @@ POSITIVE_INTS = (
 )
 
 
-def _get(config: ml_collections.ConfigDict, key: str):
-    value = config
-    for part in key.split("."):
-        value = value[part]
-    return value
+def setting(config: ml_collections.ConfigDict, key: str):
+    """The value of ``key`` (``"model.d_model"``) in ``config``; None where it has no such key
+    (a config.json of another version).
+
+    Example:
+        >>> setting(configs.tiny.get_config(), "model.d_model")
+        32
+    """
+    section, _, name = key.partition(".")
+    return config[section].get(name)
 
 
 def _require(condition: bool, key: str, value: object, expected: str) -> None:
@@ -54,7 +59,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         >>> validate(config)  # ConfigError: config.model.d_model = 30 is invalid: ...
     """
     for key in POSITIVE_INTS:
-        value = _get(config, key)
+        value = setting(config, key)
         _require(
             isinstance(value, int) and not isinstance(value, bool) and value > 0,
             key,
@@ -62,7 +67,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
             "expected a positive integer",
         )
     for key, zero in NON_NEGATIVE_INTS.items():
-        value = _get(config, key)
+        value = setting(config, key)
         _require(
             isinstance(value, int) and not isinstance(value, bool) and value >= 0,
             key,
@@ -97,7 +102,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "tokenizer.input_sentence_size",
         "tokenizer.sampling_alpha",
     ):
-        value = _get(config, key)
+        value = setting(config, key)
         _require(
             isinstance(value, int | float) and value >= 0,
             key,
@@ -147,7 +152,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         f"expected one of {DISTRIBUTIONS}",
     )
     for key in ("train.adam_beta1", "train.adam_beta2"):
-        value = _get(config, key)
+        value = setting(config, key)
         _require(0 <= value < 1, key, value, "expected a number in [0, 1)")
     _require(
         config.train.adam_epsilon > 0,

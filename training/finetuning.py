@@ -28,6 +28,7 @@ from rundir.checkpoints import CHECKPOINT_CHOICES, restore_model
 from rundir.config import load_config
 from rundir.layout import RunDirectory
 from rundir.model import model_keys
+from training.config import setting
 
 FREEZABLE = ("encoder", "decoder", "embeddings")
 _TOKENIZER_KEYS = ("vocab_size", "model_type")
@@ -57,9 +58,9 @@ class StartFrom:
         keys = [f"tokenizer.{key}" for key in _TOKENIZER_KEYS]
         keys += [f"model.{key}" for key in sorted(model_keys()) if "dropout" not in key]
         differences = [
-            f"config.{key} = {_get(config, key)!r} but {self.workdir}'s is {_get(source, key)!r}"
+            f"config.{key} = {ours!r} but {self.workdir}'s is {theirs!r}"
             for key in keys
-            if _get(config, key) != _get(source, key)
+            if (ours := setting(config, key)) != (theirs := setting(source, key))
         ]
         if differences:
             raise ConfigError(
@@ -92,8 +93,3 @@ def freeze(model, parts: str) -> None:
             )
         for layer in layers[part]:
             layer.trainable = False
-
-
-def _get(config: ml_collections.ConfigDict, key: str):
-    section, _, name = key.partition(".")
-    return config[section].get(name)

@@ -7,7 +7,8 @@ python score.py --ctranslate2=DIR --input=- --output_format=jsonl < pairs.tsv
 
 A line per pair, in order: its score, ``log_prob / lp(length)`` (beam search's score), or with
 --output_format=jsonl its score, log_prob, length, confidence and each token's log-probability.
-Files of any size are streamed in chunks of --chunk_size pairs; --output is written atomically.
+Files of any size are streamed --window pairs at a time; --output is written as OUTPUT.partial,
+renamed when complete, and an interrupted run is continued (cli/streaming.py).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 import sys
 
 from absl import flags
-from tqdm import tqdm
 
 from cli.errors import run_main
-from cli.pair_scores import OUTPUT_FORMATS, PairFiles, format_score, output_stream, read_pairs
+from cli.pair_scores import OUTPUT_FORMATS, PairFiles, format_score, pairs_of_window
 from cli.runtime_flags import define_runtime_flags
+from cli.streaming import STDIO, WINDOW, script_options, stream_lines
 from common.translation import TranslationRequest
 
 _RUNTIME = define_runtime_flags()
@@ -34,8 +35,13 @@ _TARGET_LANG = flags.DEFINE_string(
     "target_lang", None, "A multilingual model's target language (the targets' language)."
 )
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Pairs per batch.")
-_CHUNK_SIZE = flags.DEFINE_integer(
-    "chunk_size", 10_000, "Pairs read, scored and written at a time.", lower_bound=1
+_WINDOW = flags.DEFINE_integer(
+    "window", WINDOW, "Pairs read, scored and written at a time.", lower_bound=1
+)
+_RESUME = flags.DEFINE_boolean(
+    "resume",
+    True,
+    "Continue --output's partial file where an interrupted run stopped; --noresume starts over.",
 )
 
 
@@ -57,14 +63,22 @@ def main(argv: list[str]) -> None:
     translator = _RUNTIME.load()
     request = TranslationRequest(target_lang=_TARGET_LANG.value)
     request.language(translator.languages)  # checked before reading the pairs
-    with (
-        output_stream(_OUTPUT.value) as output,
-        tqdm(desc="score", unit="pair", disable=_OUTPUT.value is None, dynamic_ncols=True) as bar,
-    ):
-        for sources, targets in read_pairs(files, _CHUNK_SIZE.value):
-            scores = translator.score(sources, targets, request, _BATCH_SIZE.value, False)
-            output.writelines(format_score(scored, _OUTPUT_FORMAT.value) for scored in scores)
-            bar.update(len(sources))
+
+    def score_window(first_line: int, columns: list[list[str]]) -> str:
+        sources, targets = pairs_of_window(files, first_line, columns)
+        scores = translator.score(sources, targets, request, _BATCH_SIZE.value, False)
+        return "".join(format_score(scored, _OUTPUT_FORMAT.value) for scored in scores)
+
+    stream_lines(
+        files.paths,
+        _OUTPUT.value,
+        score_window,
+        script_options("input", "source", "target", "output", "resume"),
+        _WINDOW.value,
+        _RESUME.value,
+        progress=_OUTPUT.value not in (None, STDIO),
+        unit="pair",
+    )
 
 
 if __name__ == "__main__":

@@ -14,20 +14,24 @@ python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt --n_
     --return_alternatives                                # 3 next words, each continued
 python translate.py --workdir=DIR --input=in.txt --alignments=hard  # "TEXT ||| 0-0 1-1 ..."
 
+A file is translated --window lines at a time into OUTPUT.partial (renamed OUTPUT when done);
+the same command after an interruption continues it (cli/streaming.py).
+
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 
 from absl import flags
+from tqdm import tqdm
 
 from cli.errors import run_main
 from cli.runtime_flags import define_runtime_flags
 from cli.sampling_flags import define_sampling_flags
+from cli.streaming import STDIO, WINDOW, script_options, stream_lines
 from cli.translation_output import (
     ALIGNMENT_KINDS,
     OUTPUT_FORMATS,
@@ -35,7 +39,6 @@ from cli.translation_output import (
     format_hypotheses,
     one_line,
 )
-from common.files import atomic_write_text
 from common.language_tags import UnknownLanguageError, check_language
 from common.translation import RequestError, TranslationRequest, Translator
 
@@ -50,6 +53,19 @@ _TARGET_PREFIX = flags.DEFINE_string(
     "the search goes on from it.",
 )
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
+_WINDOW = flags.DEFINE_integer(
+    "window",
+    WINDOW,
+    "Lines of --input read, sorted by length, translated and written at a time (memory grows "
+    "with it, not with the file).",
+    lower_bound=1,
+)
+_RESUME = flags.DEFINE_boolean(
+    "resume",
+    True,
+    "Continue --output's partial file (OUTPUT.partial) where an interrupted run of the same "
+    "input and flags stopped; --noresume starts over.",
+)
 _TARGET_LANG = flags.DEFINE_string(
     "target_lang", None, "A multilingual model's target language (e.g. fr); needed for one."
 )
@@ -88,34 +104,6 @@ _PLOT_ATTENTION = flags.DEFINE_string(
 )
 
 
-def read_lines(path: str) -> list[str]:
-    """Lines of a file or stdin; undecodable bytes become U+FFFD instead of an error."""
-    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()  # noqa: SIM115
-    return data.decode("utf-8", errors="replace").splitlines()
-
-
-def write_output(path: str, text: str) -> None:
-    """Writes a file atomically (a full disk leaves the old one whole); a device or pipe such as
-    /dev/stdout directly.
-
-    Example:
-        >>> write_output("out.txt", "A dog runs.\\n")
-    """
-    if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(text)
-    else:
-        atomic_write_text(path, text)
-
-
-def warn_truncated(
-    translator: Translator, sentences: list[str], request: TranslationRequest
-) -> None:
-    """Warns about each sentence longer than the model reads, counted as it reads it."""
-    for warning in translator.truncation_warnings(sentences, request):
-        print(warning, file=sys.stderr)
-
-
 def interactive(translator: Translator, request: TranslationRequest) -> None:
     """Reads sentences until Ctrl-D, or Ctrl-C at any moment (also mid-translation): exit 0. A
     line ":lang CODE" switches a multilingual model's target language."""
@@ -135,7 +123,8 @@ def interactive(translator: Translator, request: TranslationRequest) -> None:
             if translator.languages and line.strip().startswith(SWITCH_LANGUAGE):
                 request = switch_language(line, request, translator.languages)
                 continue
-            warn_truncated(translator, [line], request)
+            for warning in translator.truncation_warnings([line], request):
+                print(warning, file=sys.stderr)
             if _PLOT_ATTENTION.value:
                 from inference.attention_plot import plot_cross_attention
 
@@ -209,23 +198,6 @@ def switch_language(
     return dataclasses.replace(current, target_lang=language)
 
 
-def with_prefixes(
-    request: TranslationRequest, sentences: list[str], path: str
-) -> TranslationRequest:
-    """``request`` with the target prefixes of the file ``path``, one a line of ``sentences``
-    (a one-line error naming the file when they do not pair up)."""
-    try:
-        prefixes = read_lines(path)
-    except OSError as error:
-        sys.exit(f"error: --target_prefix: cannot read {path}: {error.strerror}.")
-    request = dataclasses.replace(request, target_prefix=prefixes)
-    try:
-        request.prefixes(sentences)
-    except RequestError as error:
-        sys.exit(f"error: --target_prefix={path}: {error}")
-    return request
-
-
 def load_translator() -> Translator:
     """The translator of --workdir, --saved_model or --ctranslate2, checking the other flags."""
     _RUNTIME.check()
@@ -270,19 +242,38 @@ def main(argv: list[str]) -> None:
             sys.exit("error: --target_prefix gives a line for each line of --input: give both.")
         interactive(translator, request)
         return
-    sentences = read_lines(_INPUT.value)
-    if _TARGET_PREFIX.value is not None:
-        request = with_prefixes(request, sentences, _TARGET_PREFIX.value)
-    warn_truncated(translator, sentences, request)
-    if _PLOT_ATTENTION.value and sentences:
-        from inference.attention_plot import plot_cross_attention
+    translate_file(translator, request)
 
-        plot_cross_attention(translator, sentences[0], _PLOT_ATTENTION.value, request)
-    text = translations(translator, sentences, request, progress=_INPUT.value != "-")
-    if _OUTPUT.value:
-        write_output(_OUTPUT.value, text)
-    else:
-        sys.stdout.write(text)
+
+def translate_file(translator: Translator, request: TranslationRequest) -> None:
+    """Translates --input (with --target_prefix's lines) into --output a window of lines at a
+    time: resumed where an interrupted run of the same command stopped
+    (:mod:`cli.streaming`)."""
+    inputs = [_INPUT.value] + ([_TARGET_PREFIX.value] if _TARGET_PREFIX.value else [])
+
+    def translate_window(first_line: int, columns: list[list[str]]) -> str:
+        sentences = columns[0]
+        if _TARGET_PREFIX.value is not None:
+            request_of_window = dataclasses.replace(request, target_prefix=columns[1])
+        else:
+            request_of_window = request
+        for warning in translator.truncation_warnings(sentences, request_of_window, first_line):
+            tqdm.write(warning, file=sys.stderr)
+        if _PLOT_ATTENTION.value and first_line == 1:
+            from inference.attention_plot import plot_cross_attention
+
+            plot_cross_attention(translator, sentences[0], _PLOT_ATTENTION.value, request_of_window)
+        return translations(translator, sentences, request_of_window, progress=False)
+
+    stream_lines(
+        inputs,
+        _OUTPUT.value,
+        translate_window,
+        script_options("input", "output", "resume", "plot_attention"),
+        _WINDOW.value,
+        _RESUME.value,
+        progress=_INPUT.value != STDIO,
+    )
 
 
 if __name__ == "__main__":

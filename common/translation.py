@@ -272,10 +272,14 @@ class Translator(Protocol):
         ...
 
     def truncation_warnings(
-        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        first_number: int = 1,
     ) -> list[str]:
         """One line for each sentence longer than the model reads (it is truncated), counted
-        as the model reads it for ``request`` (a multilingual model's with its tag)."""
+        as the model reads it for ``request`` (a multilingual model's with its tag); the
+        sentences are numbered from ``first_number`` (their line in a larger file)."""
         ...
 
 
@@ -389,8 +393,11 @@ def scored_targets(
     ]
 
 
-def truncation_warnings(source_lengths: Sequence[int], max_source_length: int) -> list[str]:
-    """Warnings for the sentences whose token count (without EOS) exceeds what is translated.
+def truncation_warnings(
+    source_lengths: Sequence[int], max_source_length: int, first_number: int = 1
+) -> list[str]:
+    """Warnings for the sentences whose token count (without EOS) exceeds what is translated,
+    numbered from ``first_number``.
 
     Example:
         >>> truncation_warnings([3, 70], max_source_length=64)
@@ -399,7 +406,7 @@ def truncation_warnings(source_lengths: Sequence[int], max_source_length: int) -
     limit = max_source_length - 1
     return [
         f"warning: sentence {number} has {length} tokens; only the first {limit} are translated."
-        for number, length in enumerate(source_lengths, 1)
+        for number, length in enumerate(source_lengths, first_number)
         if length > limit
     ]
 

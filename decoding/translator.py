@@ -203,13 +203,16 @@ class ModelTranslator(tf.Module):
         return self.tokenizer.tokenize(self._tagged(text, target_lang)).row_lengths()
 
     def truncation_warnings(
-        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        first_number: int = 1,
     ) -> list[str]:
         language = request.language(self.languages)
         if not sentences:
             return []
         lengths = self.source_lengths(*request_columns(sentences, language)).numpy().tolist()
-        return truncation_warnings(lengths, self.max_source_length)
+        return truncation_warnings(lengths, self.max_source_length, first_number)
 
     @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
     def translate_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:

@@ -146,9 +146,13 @@ class CTranslate2Translator:
         return self.options.beam_size
 
     def truncation_warnings(
-        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest = TranslationRequest(),
+        first_number: int = 1,
     ) -> list[str]:
-        return truncation_warnings(self.source_lengths(sentences, request), self.max_source_length)
+        lengths = self.source_lengths(sentences, request)
+        return truncation_warnings(lengths, self.max_source_length, first_number)
 
     def source_lengths(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()

@@ -31,3 +31,6 @@ def test_truncation_warnings_name_the_sentences_over_the_limit():
     assert truncation_warnings([5, 6, 4], max_source_length=6) == [
         "warning: sentence 2 has 6 tokens; only the first 5 are translated."
     ]
+    assert truncation_warnings([5, 6, 4], max_source_length=6, first_number=2001) == [
+        "warning: sentence 2002 has 6 tokens; only the first 5 are translated."
+    ]

@@ -95,9 +95,12 @@ def test_translate_py_reads_a_prefix_a_line_and_names_a_file_that_does_not_pair_
     request = TranslationRequest(target_prefix=["Ein Mann", "", "Eine", "The cat sat"])
     expected = runtimes["workdir"].translate(SENTENCES, request, progress=False)
     workdir = [f"--workdir={tiny_run[0]}", "--checkpoint=latest"]
-    run = run_in_process("translate.py", *workdir, f"--input={source}", f"--target_prefix={starts}")
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == expected
+    for window in ("--window=3", "--window=100"):  # a prefix stays with its line
+        run = run_in_process(
+            "translate.py", *workdir, f"--input={source}", f"--target_prefix={starts}", window
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == expected
     alternatives = runtimes["workdir"].hypotheses(
         SENTENCES, dataclasses.replace(request, n_best=2, return_alternatives=True), progress=False
     )
@@ -112,12 +115,11 @@ def test_translate_py_reads_a_prefix_a_line_and_names_a_file_that_does_not_pair_
     assert run.stdout.splitlines() == [h.text for row in alternatives for h in row], run.stderr
     for flags, message in {
         (f"--input={source}", f"--target_prefix={short}"): (
-            f"error: --target_prefix={short}: Give one target prefix for each sentence: got 1 "
-            "for 4 sentences."
+            f"error: {source} has more lines than {short} (1): they must be aligned line by line."
         ),
         (f"--target_prefix={starts}",): "error: --target_prefix gives a line for each line",
         (f"--input={source}", f"--target_prefix={tmp_path / 'none.txt'}"): (
-            "error: --target_prefix: cannot read"
+            f"error: Cannot read {tmp_path / 'none.txt'}: it does not exist."
         ),
     }.items():
         run = run_in_process("translate.py", *workdir, *flags)

@@ -23,6 +23,7 @@ import tensorflow as tf
 
 import data_pipeline
 from data_pipeline import Tokenizer
+from exports.saved_model import SavedModelTranslator
 from inference.evaluation import read_split
 from inference.loading import load_translator
 from inference.multi30k_bleu import LABEL, moses_preprocess
@@ -259,6 +260,35 @@ def test_translate_files_keep_order_and_saved_model_matches(workdir, tiny_saved_
         "translate.py", f"--workdir={workdir}", "--input=-", stdin="Zwei Männer spielen.\n"
     )
     assert alone.stdout.splitlines() == [outputs["workdir"][2]]  # same alone as in a batch
+
+
+def test_translate_continues_an_interrupted_file_to_an_uninterrupted_runs_output(
+    workdir, tiny_saved_model, tmp_path, monkeypatch
+):
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"{s}\n" for s in BAD_INPUTS * 2), encoding="utf-8")
+    model = f"--saved_model={tiny_saved_model}"
+    whole, output = tmp_path / "whole.txt", tmp_path / "out.txt"
+    completed = run_in_process("translate.py", model, f"--input={source}", f"--output={whole}")
+    assert completed.returncode == 0, completed.stderr
+    translate = SavedModelTranslator.translate
+    calls = []
+
+    def stopped_on_the_third_window(self, sentences, *args, **kwargs):
+        calls.append(len(sentences))
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # Ctrl-C; a kill -9 is benchmarks/translate_file.py's
+        return translate(self, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(SavedModelTranslator, "translate", stopped_on_the_third_window)
+    arguments = [model, f"--input={source}", f"--output={output}", "--window=5"]
+    stopped = run_in_process("translate.py", *arguments)
+    assert stopped.returncode == 130 and not output.exists()
+    assert "holds the first 10 lines; run the same command again to continue" in stopped.stderr
+    continued = run_in_process("translate.py", *arguments)
+    assert continued.returncode == 0, continued.stderr
+    assert "Continuing" in continued.stderr and calls[3:] == [2]
+    assert output.read_bytes() == whole.read_bytes()
 
 
 def test_interactive_translate_plots_and_exits_cleanly_on_eof(workdir, tmp_path):

@@ -96,19 +96,32 @@ def load_training_split(
 ) -> tuple[tf.data.Dataset, int]:
     """A training split streamed from disk and its number of pairs: ``(dataset of (source,
     target) tf.string pairs, count)``, the pairs as the model reads them, in a shuffled order
-    (prepared so, and shards in a new order on every pass, with ``seed``); then the pairs of
-    ``data.extra_train``, each corpus's in turn.
+    (prepared so, and shards in a new order on every pass, with ``seed``), the pairs of
+    ``data.extra_train`` mixed in: each corpus's ``weight`` times its size (a share, or more
+    than one pass of it), drawn in proportion to those sizes so that all end together.
 
     Example:
         >>> pairs, count = load_training_split(spec.parse("text:/data/big:de-en"), "train")
         >>> count
         4000000
     """
-    pairs, count = _training_split(data, data.corpora, split, seed)
+    parts = [_training_split(data, data.corpora, split, seed)]
     for corpus in data.extra_train:
-        extra, extra_count = _training_split(data, (corpus,), split, seed)
-        pairs, count = pairs.concatenate(extra), count + extra_count
-    return pairs, count
+        pairs, count = _training_split(data, (corpus,), split, seed)
+        if corpus.weight != 1.0:
+            count = max(1, round(count * corpus.weight))
+            pairs = pairs.repeat().take(count)  # each repetition a new order
+        parts.append((pairs, count))
+    if len(parts) == 1:
+        return parts[0]
+    total = sum(count for _, count in parts)
+    mixed = tf.data.Dataset.sample_from_datasets(
+        [pairs for pairs, _ in parts],
+        weights=[count / total for _, count in parts],
+        seed=seed,
+        stop_on_empty_dataset=False,
+    )
+    return mixed, total
 
 
 def _training_split(
@@ -126,7 +139,8 @@ def _training_split(
         return prepared_split.dataset(seed), prepared_split.pairs
     if len(corpora) == 1:
         builder = _prepared_builder(corpora[0].tfds_name, [split], data.data_dir, rebuild=False)
-        return _shuffled_split(builder, split, seed, as_supervised=True)
+        pairs, count = _shuffled_split(builder, split, seed, as_supervised=True)
+        return data.model_pairs(corpora[0].direction, pairs), count
     # The builder's multilingual config holds every direction, in an order mixed across them.
     builder = _prepared_builder(spec.MULTI30K_ALL, [split], data.data_dir, rebuild=False)
     examples, count = _shuffled_split(builder, split, seed, as_supervised=False)

@@ -22,7 +22,9 @@ corpus's name `"multi30k/de-en"` are derived from it, for printing and for file 
   - `"text:DIR:de-en,fr-en,..."`: your own files, as above for each direction.
 
 `extra_train_data` (comma-separated names of one direction each) adds training pairs
-translating into the same target language (many-to-one, untagged).
+translating into the same target language (many-to-one), mixed into each pass of the training
+data. A name may end in `@WEIGHT`, the share of that corpus each pass reads (`@0.2`: a fifth of
+it, `@3`: three times over): `"multi30k/de-en@0.2"` keeps some general data beside a domain's.
 
 Whether the data is tagged (has more than one direction) is decided here: the loaders
 (`data_pipeline.datasets`) and the consumers go through `corpora_with`, `tag_language`,
@@ -96,6 +98,7 @@ class Corpus:
     direction: Direction
     tfds_name: str = ""  # "multi30k/de-en", "ted_hrlr_translate/pt_to_en"; "" for text files
     text_directory: str = ""  # DIR of "text:DIR:SRC-TGT"; "" for a TFDS set
+    weight: float = 1.0  # an extra training corpus's share read each pass ("NAME@WEIGHT")
 
     @property
     def name(self) -> str:
@@ -132,12 +135,15 @@ class DataSpec:
         extra_train: more training pairs, each into the one direction's target language.
         data_dir: TFDS's data directory (None: its default); a text corpus's training split is
             prepared there too.
+        tag_one_direction: tag the sources of one direction too, as a multilingual model
+            (whose vocabulary has tags) fine-tuned on one of its directions reads them.
     """
 
     name: str
     corpora: tuple[Corpus, ...]
     extra_train: tuple[Corpus, ...] = ()
     data_dir: str | None = None
+    tag_one_direction: bool = False
 
     @property
     def directions(self) -> tuple[Direction, ...]:
@@ -145,12 +151,13 @@ class DataSpec:
 
     @property
     def tagged(self) -> bool:
-        """Whether each source carries its target language's tag: more than one direction."""
-        return len(self.corpora) > 1
+        """Whether each source carries its target language's tag: more than one direction, or
+        ``tag_one_direction``."""
+        return len(self.corpora) > 1 or self.tag_one_direction
 
     @property
     def languages(self) -> tuple[str, ...]:
-        """The target languages a tag names, sorted; () for one direction (no tags)."""
+        """The target languages a tag names, sorted; () for untagged data."""
         if not self.tagged:
             return ()
         return tuple(sorted({direction.target for direction in self.directions}))
@@ -164,7 +171,7 @@ class DataSpec:
             >>> parse("multi30k/de-en").corpus.name
             'multi30k/de-en'
         """
-        if self.tagged:
+        if len(self.corpora) > 1:
             raise DataError(
                 f"{self.name!r} has {len(self.corpora)} directions; this needs data of one "
                 "language pair."
@@ -172,8 +179,8 @@ class DataSpec:
         return self.corpora[0]
 
     def tag_language(self, direction: Direction) -> str:
-        """The language of the tag in front of ``direction``'s sources: its target's when there
-        are several directions, "" (no tag) for one."""
+        """The language of the tag in front of ``direction``'s sources: its target's when the
+        data is tagged, "" (no tag) when not."""
         return direction.target if self.tagged else ""
 
     def model_pairs(self, direction: Direction, pairs: tf.data.Dataset) -> tf.data.Dataset:
@@ -239,7 +246,8 @@ def parse(name: str, extra_train_data: str = "", data_dir: str | None = None) ->
         )
     target = data.directions[0].target
     extra = []
-    for extra_name in extra_names:
+    for weighted_name in extra_names:
+        extra_name, weight = _weighted(weighted_name)
         corpora = _corpora(extra_name, data_dir)
         if len(corpora) > 1 or corpora[0].direction.target != target:
             raise DataError(
@@ -248,8 +256,25 @@ def parse(name: str, extra_train_data: str = "", data_dir: str | None = None) ->
                 f"config.data.name ({name!r}) into {target!r}; add only data sets of one "
                 "language pair with the same target language."
             )
-        extra += corpora
+        extra.append(dataclasses.replace(corpora[0], weight=weight))
     return dataclasses.replace(data, extra_train=tuple(extra))
+
+
+def _weighted(name: str) -> tuple[str, float]:
+    """``"NAME@WEIGHT"`` -> ``(NAME, WEIGHT)``; ``"NAME"`` -> ``(NAME, 1.0)``."""
+    if "@" not in name:
+        return name, 1.0
+    bare, _, weight = name.rpartition("@")
+    try:
+        value = float(weight)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise DataError(
+            f"config.data.extra_train_data names {name!r}: its weight {weight!r} must be a "
+            "positive number (the share of it each pass reads, e.g. 'multi30k/de-en@0.2')."
+        )
+    return bare.strip(), value
 
 
 def _corpora(name: str, data_dir: str | None) -> tuple[Corpus, ...]:

@@ -69,6 +69,14 @@ def test_extra_training_corpora_translate_into_the_one_target_language():
         parse("multi30k/multilingual", "multi30k/fr-de")
     with pytest.raises(dp.DataError, match="of one language pair"):
         parse("multi30k/en-de", "multi30k/multilingual")
+    weighted = parse("multi30k/en-de", "multi30k/fr-de@0.2,multi30k/cs-de @ 3")
+    assert [(c.name, c.weight) for c in weighted.extra_train] == [
+        ("multi30k/fr-de", 0.2),
+        ("multi30k/cs-de", 3.0),
+    ]
+    for bad in ("0", "-1", "x", "", "inf"):
+        with pytest.raises(dp.DataError, match=f"weight '{bad}' must be a positive number"):
+            parse("multi30k/en-de", f"multi30k/fr-de@{bad}")
 
 
 def test_which_directions_have_a_split_and_which_one_a_flag_chooses():

@@ -520,25 +520,33 @@ def test_without_validation_a_corpus_needs_no_validation_split(
     assert not Path(workdir, "best").exists() and not Path(workdir, "eval").exists()
 
 
-def test_extra_train_data_joins_the_training_pairs(small_corpus, tiny_tokenizer):
+def test_extra_train_data_is_mixed_into_each_pass_by_weight(small_corpus, tiny_tokenizer):
     config = tiny_config(small_corpus)
     names = [f"text:{small_corpus}:{pair}" for pair in ("de-en", "fr-en", "cs-en")]
-    config.data.extra_train_data = f"{names[1]}, {names[2]}"
+    config.data.extra_train_data = f"{names[1]}@0.25, {names[2]}@2"
     data = data_spec(config)
-    assert [corpus.name for corpus in data.extra_train] == names[1:]
+    assert [(corpus.name, corpus.weight) for corpus in data.extra_train] == [
+        (names[1], 0.25),
+        (names[2], 2.0),
+    ]
     loaded = training_data.load_data(config, data, tiny_tokenizer, [])
     splits = {
-        name: data_pipeline.load_corpus(data_pipeline.spec.parse(name).corpus, ["train"])["train"]
+        name: set(
+            data_pipeline.load_corpus(data_pipeline.spec.parse(name).corpus, ["train"])[
+                "train"
+            ].as_numpy_iterator()
+        )
         for name in names
     }
-    joined = list(loaded.train.as_numpy_iterator())
+    mixed = list(loaded.train.as_numpy_iterator())
     size = Path(small_corpus, "train.de").read_text().count("\n")
-    assert len(joined) == 3 * size
-    # The configured pairs first, then each extra data set's, in the order named (each one
-    # streamed in its shuffled order).
-    for index, name in enumerate(names):
-        part = joined[index * size : (index + 1) * size]
-        assert sorted(part) == sorted(splits[name].as_numpy_iterator()), name
+    of = [[i for i, pair in enumerate(mixed) if pair in splits[name]] for name in names]
+    # A pass: the configured pairs once, a quarter of the French, the Czech twice over (each
+    # repetition in a new order), drawn in proportion so that all end together.
+    assert [len(rows) for rows in of] == [size, size // 4, 2 * size]
+    assert {mixed[i] for i in of[2]} == splits[names[2]]
+    for rows in of:
+        assert rows[0] < len(mixed) // 10 and rows[-1] > len(mixed) * 9 // 10
     assert (
         training_data.data_settings(config, 1)["data.extra_train_data"]
         == config.data.extra_train_data

@@ -101,6 +101,9 @@ def get_config() -> ml_collections.ConfigDict:
     # Fine-tuning: start from another run's weights and tokenizer, "WORKDIR[:best|latest|averaged]"
     # (its best by default; the optimizer, schedule and data start afresh); "": random weights.
     config.train.init_from = ""
+    # With init_from: also start from that run's Adam moments (init_from=WORKDIR:latest, the same
+    # train.freeze and precision); the step and the schedule still start afresh.
+    config.train.keep_optimizer = False
     # Parts kept fixed while training, comma-separated: encoder, decoder, embeddings; "": none.
     config.train.freeze = ""
 

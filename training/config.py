@@ -81,6 +81,12 @@ def validate(config: ml_collections.ConfigDict) -> None:
         patience,
         "early stopping needs validations: set train.eval_every > 0",
     )
+    _require(
+        not config.train.keep_optimizer or bool(config.train.init_from),
+        "train.keep_optimizer",
+        config.train.keep_optimizer,
+        "it keeps the Adam moments of the run train.init_from names: set that too",
+    )
     _check_model(config)
     _require(
         isinstance(config.train.label_smoothing, int | float)

@@ -7,12 +7,19 @@ data start afresh, as fairseq's ``--finetune-from-model`` does. The config's tok
 settings must be those of that run: a difference is one line naming each setting. Once the run
 has a checkpoint of its own it resumes from it, exactly, like any run. ``train.freeze`` keeps
 parts of the model fixed: ``encoder``, ``decoder``, ``embeddings`` (comma-separated).
+``train.keep_optimizer`` also starts from that run's Adam moments (its latest checkpoint's), as
+OpenNMT-py's ``reset_optim=keep_states`` does; the step and the schedule still start afresh.
+
+A multilingual model (its vocabulary has target-language tags) fine-tuned on data of one
+direction keeps reading its sources tagged (:func:`tagged_as_vocabulary`): it stays a model that
+is told its target language.
 
 Example:
     >>> start = StartFrom.parse("runs/de_en:averaged")
     >>> start.check(config)                       # ConfigError naming what differs
     >>> start.copy_tokenizer("runs/de_en_domain/spm.model")
     >>> start.restore(model)                      # 'runs/de_en/averaged/ckpt-3000'
+    >>> start.restore_optimizer(optimizer)        # with train.keep_optimizer
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ import ml_collections
 import tensorflow as tf
 
 from common.errors import ConfigError
-from rundir.checkpoints import CHECKPOINT_CHOICES, restore_model
+from data_pipeline import DataSpec, Tokenizer
+from rundir.checkpoints import CHECKPOINT_CHOICES, checkpoint_path, restore_model
 from rundir.config import load_config
 from rundir.layout import RunDirectory
 from rundir.model import model_keys
@@ -62,10 +70,23 @@ class StartFrom:
             for key in keys
             if (ours := setting(config, key)) != (theirs := setting(source, key))
         ]
+        if config.train.keep_optimizer:
+            differences += [
+                f"config.train.{key} = {ours!r} but {self.workdir}'s is {theirs!r} (its Adam "
+                "moments are kept)"
+                for key in ("freeze", "precision")
+                if (ours := setting(config, f"train.{key}")) != (theirs := source.train.get(key))
+            ]
         if differences:
             raise ConfigError(
                 f"Cannot start from {self.workdir}: {'; '.join(differences)}. Set them as that "
                 "run has them (its config.json), or train from the beginning."
+            )
+        if config.train.keep_optimizer and self.which != "latest":
+            raise ConfigError(
+                f"config.train.keep_optimizer starts from the Adam moments of {self.workdir}'s "
+                f"latest checkpoint, but its {self.which} checkpoint holds weights only: set "
+                f"config.train.init_from={self.workdir}:latest."
             )
 
     def copy_tokenizer(self, path: str) -> None:
@@ -76,6 +97,24 @@ class StartFrom:
     def restore(self, model) -> str:
         """Reads the starting checkpoint's weights into ``model``; returns its path."""
         return restore_model(model, self.workdir, self.which)
+
+    def restore_optimizer(self, optimizer) -> None:
+        """Reads the Adam moments of the starting run's latest checkpoint into ``optimizer``
+        (built over the same variables: the same ``train.freeze``); its step starts at 0."""
+        path = checkpoint_path(self.workdir, "latest")
+        status = tf.train.Checkpoint(optimizer=optimizer).restore(path)
+        status.expect_partial().assert_existing_objects_matched()
+        optimizer.iterations.assign(0)
+
+
+def tagged_as_vocabulary(data: DataSpec, tokenizer_path: str) -> DataSpec:
+    """``data`` as a model with the tokenizer ``tokenizer_path`` reads it: one direction tagged
+    too when the vocabulary has target-language tags (a multilingual model fine-tuned on it)."""
+    if data.tagged or not tf.io.gfile.exists(tokenizer_path):
+        return data
+    if not Tokenizer.from_file(tokenizer_path).languages:
+        return data
+    return dataclasses.replace(data, tag_one_direction=True)
 
 
 def freeze(model, parts: str) -> None:

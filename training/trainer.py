@@ -41,7 +41,7 @@ from training.checkpointing import (
 from training.cpu import bfloat16_speed_warning, read_cpuinfo
 from training.data import data_settings, load_data, training_batches
 from training.early_stopping import EarlyStopping
-from training.finetuning import StartFrom, freeze
+from training.finetuning import StartFrom, freeze, tagged_as_vocabulary
 from training.optimizer import build_optimizer
 from training.step import make_replica_step
 from training.stopping import StopRequest
@@ -104,6 +104,8 @@ class Trainer:
         if start and not has_checkpoints:
             start.check(config)
             start.copy_tokenizer(self.output.tokenizer)
+        if start:
+            self.data = tagged_as_vocabulary(self.data, self.output.tokenizer)
         # train.eval_every = 0: no validation, so no validation split, pipeline or traces.
         validating = config.train.eval_every > 0
         splits = [config.data.validation_split] if validating else []
@@ -121,6 +123,8 @@ class Trainer:
             freeze(self.model, config.train.freeze)
             self.optimizer = build_optimizer(config)
             self.optimizer.build(self.model.trainable_variables)
+            if start and not has_checkpoints and config.train.keep_optimizer:
+                start.restore_optimizer(self.optimizer)
         self.checkpoints = RunCheckpoints(
             self.model,
             self.optimizer,

@@ -62,6 +62,11 @@ def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
             -1,
             r"config.train.early_stopping_patience = -1 is invalid: expected a non-negative",
         ),
+        (
+            "train.keep_optimizer",
+            True,
+            r"config.train.keep_optimizer = True is invalid: .* train.init_from names: set that",
+        ),
         ("train.precision", "float8", r"config.train.precision = 'float8' is invalid"),
         ("train.distribution", "horovod", r"config.train.distribution = 'horovod' is invalid"),
         ("data.tokens_per_batch", 10, r"config.data.tokens_per_batch = 10 is invalid"),

@@ -23,7 +23,7 @@ def finetuning_config(small_corpus: str, source: str, **train):
     config = tiny.get_config()
     config.data.name = f"text:{small_corpus}:de-en"
     config.data.data_dir = f"{small_corpus}-data"
-    config.train.update(init_from=f"{source}:latest", steps=3, eval_every=0, **train)
+    config.train.update(init_from=f"{source}:latest", **{"steps": 3, "eval_every": 0, **train})
     return config
 
 
@@ -70,3 +70,43 @@ def test_settings_that_differ_from_the_starting_run_are_one_line(
     with pytest.raises(ConfigError, match=message) as raised:
         StartFrom.parse(config.train.init_from).check(config)
     assert "\n" not in str(raised.value)
+
+
+def test_a_multilingual_model_fine_tuned_on_one_direction_still_reads_its_tag(
+    tiny_multilingual_run, small_corpus, tmp_path
+):
+    config = finetuning_config(small_corpus, tiny_multilingual_run[0], steps=2, eval_every=2)
+    config.data.name = f"text:{small_corpus}:de-fr"
+    config.train.eval_max_sentences = 3
+    run = Trainer(config, str(tmp_path / "de_fr"))
+    assert run.tokenizer.languages == ("de", "en", "fr") and run.data.languages == ("fr",)
+    source, _ = next(iter(run.train_pairs))
+    assert source.numpy().decode().startswith("<2fr> ")
+    result = run.run()  # validated into French: the request names the target language
+    assert result.step == 2 and result.validation_bleu is not None
+
+
+def test_the_optimizer_state_is_kept_on_request_and_its_step_starts_afresh(
+    tiny_run, small_corpus, tmp_path
+):
+    config = finetuning_config(small_corpus, tiny_run[0], keep_optimizer=True, steps=1)
+    run = Trainer(config, str(tmp_path / "kept"))
+    moments = [v for v in run.optimizer.variables if "iteration" not in v.path]
+    assert int(run.optimizer.iterations.numpy()) == 0
+    reader = tf.train.load_checkpoint(checkpoint_path(tiny_run[0], "latest"))
+    saved = [
+        reader.get_tensor(key)
+        for key in reader.get_variable_to_shape_map()
+        if key.startswith("optimizer/") and "iteration" not in key
+    ]
+    assert moments and all(np.any(v.numpy() != 0) for v in moments if v.shape.rank)
+    assert sum(float(np.abs(v.numpy()).sum()) for v in moments if v.shape.rank) == pytest.approx(
+        sum(float(np.abs(t).sum()) for t in saved if np.ndim(t)), rel=1e-6
+    )
+    assert run.run().step == 1
+    config.train.init_from = f"{tiny_run[0]}:best"
+    with pytest.raises(ConfigError, match="holds weights only: set config.train.init_from="):
+        StartFrom.parse(config.train.init_from).check(config)
+    config.train.update(init_from=f"{tiny_run[0]}:latest", freeze="decoder")
+    with pytest.raises(ConfigError, match=r"config.train.freeze = 'decoder' but .*'s is ''"):
+        StartFrom.parse(config.train.init_from).check(config)

@@ -6,20 +6,22 @@ Each batch is a dict of int32 tensors padded with `PAD_ID`:
 * `target_in`  [B, T]: BOS followed by the target ids (decoder input);
 * `target_out` [B, T]: the target ids followed by EOS (what the decoder must predict).
 
-Pipeline: seeded `shuffle` of the string pairs (reshuffled every epoch) -> parallel
-tokenization of batches of 1,024 pairs -> length filter (per batch) -> unbatch -> optional
-`repeat` -> `bucket_by_sequence_length` (ragged batches) -> pad each batch to its longest
-example -> `prefetch`. Nothing of the data set is held in memory but the shuffle buffer, and
-the buffer is most of what a saved iterator position holds: a data set of at most
-`shuffle_buffer` pairs (Multi30k) is shuffled whole, pair by pair; a larger one, streamed from
-disk in an order already shuffled (`data_pipeline.prepared`, TFDS), is shuffled in blocks of
-`SHUFFLE_BLOCK` consecutive pairs, `shuffle_buffer` pairs in all (a tf.data element costs ~180
-bytes besides its text, so a block of 16 saves most of that). A corpus of millions of pairs so
-trains in bounded memory with checkpoints of a few MB. Without shuffling (validation) the
-tokenized batches are cached (`cache=True`). A sampling tokenizer (subword regularisation,
-`Tokenizer.sampling`) tokenizes every pass anew, so each epoch sees new segmentations.
+Pipeline: optional `repeat` -> one seeded `shuffle` of the string pairs, running on across
+passes (without `repeat`: reshuffled on every iteration) -> parallel tokenization of batches of
+1,024 pairs -> length filter (per batch) -> unbatch -> `bucket_by_sequence_length` (ragged
+batches) -> pad each batch to its longest example -> `prefetch`. Nothing of the data set is held
+in memory but the shuffle buffer, and the buffer is most of what a saved iterator position
+holds: a data set of at most `shuffle_buffer` pairs (Multi30k) is shuffled whole, pair by pair;
+a larger one, streamed from disk in an order already shuffled (`data_pipeline.prepared`, TFDS),
+is shuffled in blocks of `SHUFFLE_BLOCK` consecutive pairs, `shuffle_buffer` pairs in all (a
+tf.data element costs ~180 bytes besides its text, so a block of 16 saves most of that). A
+corpus of millions of pairs so trains in bounded memory with checkpoints of a few MB. Without
+shuffling (validation) the tokenized batches are cached (`cache=True`). A sampling tokenizer
+(subword regularisation, `Tokenizer.sampling`) tokenizes every pass anew, so each epoch sees new
+segmentations.
 
-Shuffling is deterministic for a given `seed` and TensorFlow global seed. The pipeline's
+Shuffling is deterministic for a given `seed` and TensorFlow global seed, and its whole random
+state is in a saved iterator position, whichever process restores it. The pipeline's
 structure depends only on the arguments and the number of pairs counted (below), never on
 sampled segmentations, so an iterator position saved with `tf.train.Checkpoint(iterator=...)`
 restores into the same pipeline built again.
@@ -243,23 +245,25 @@ def make_batches_with_stats(
             f"No examples left: all {stats.total} examples are longer than "
             f"max_length={max_length} (or the data set is empty)."
         )
-    ds = pairs
+    # Passes repeat before the shuffle: one shuffle runs on across them, its random state in a
+    # saved iterator position. (A shuffle that reshuffles on every pass draws each pass's seed
+    # from a generator that a saved position leaves out: a run resumed in a new process would
+    # see other orders from the next pass on.)
+    ds = pairs.repeat() if repeat else pairs
     # The buffer size is part of a saved iterator position, so it must come out the same every
     # time the pipeline is built: `stats.total` does (it counts pairs, not kept ones).
     if shuffle and stats.total <= shuffle_buffer:  # the whole set, pair by pair
-        ds = ds.shuffle(stats.total, seed=seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(stats.total, seed=seed, reshuffle_each_iteration=not repeat)
     elif shuffle:  # blocks of consecutive pairs: a saved position holds little but the text
         blocks = ds.batch(SHUFFLE_BLOCK)
         ds = blocks.shuffle(
-            shuffle_buffer // SHUFFLE_BLOCK, seed=seed, reshuffle_each_iteration=True
+            shuffle_buffer // SHUFFLE_BLOCK, seed=seed, reshuffle_each_iteration=not repeat
         ).unbatch()
     tokenized = ds.batch(_TOKENIZE_BATCH).map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     if cache and not shuffle and not varies:
         tokenized = tokenized.cache()  # Tokenized batches (ragged), in memory: small sets only.
     # Filtering whole batches, then unbatching, is much cheaper than a per-example filter.
     ds = tokenized.map(_filter_fn(max_length), num_parallel_calls=tf.data.AUTOTUNE).unbatch()
-    if repeat:
-        ds = ds.repeat()
     # Examples are 1-D ragged tensors: bucket them into ragged batches, then pad each batch to
     # its longest example.
     ds = ds.bucket_by_sequence_length(

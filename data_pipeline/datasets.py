@@ -96,7 +96,7 @@ def load_training_split(
 ) -> tuple[tf.data.Dataset, int]:
     """A training split streamed from disk and its number of pairs: ``(dataset of (source,
     target) tf.string pairs, count)``, the pairs as the model reads them, in a shuffled order
-    (prepared so, and shards in a new order on every pass, with ``seed``), the pairs of
+    (prepared so, its shards in an order shuffled with ``seed``), the pairs of
     ``data.extra_train`` mixed in: each corpus's ``weight`` times its size (a share, or more
     than one pass of it), drawn in proportion to those sizes so that all end together.
 
@@ -110,7 +110,7 @@ def load_training_split(
         pairs, count = _training_split(data, (corpus,), split, seed)
         if corpus.weight != 1.0:
             count = max(1, round(count * corpus.weight))
-            pairs = pairs.repeat().take(count)  # each repetition a new order
+            pairs = pairs.repeat().take(count)
         parts.append((pairs, count))
     if len(parts) == 1:
         return parts[0]
@@ -120,6 +120,7 @@ def load_training_split(
         weights=[count / total for _, count in parts],
         seed=seed,
         stop_on_empty_dataset=False,
+        rerandomize_each_iteration=False,  # every pass the same draws: a position restores
     )
     return mixed, total
 
@@ -190,9 +191,10 @@ def _prepared_root(data: spec.DataSpec) -> str:
 def _shuffled_split(
     builder: tfds.core.DatasetBuilder, split: str, seed: int, as_supervised: bool
 ) -> tuple[tf.data.Dataset, int]:
-    """A prepared TFDS split with its shard order shuffled on every pass, and its size."""
+    """A prepared TFDS split with its shards in an order shuffled with ``seed`` (the same on
+    every pass, as `prepared.PreparedSplit.dataset` says why), and its size."""
     info = builder.info.splits[split]
-    read_config = tfds.ReadConfig(shuffle_seed=seed, shuffle_reshuffle_each_iteration=True)
+    read_config = tfds.ReadConfig(shuffle_seed=seed, shuffle_reshuffle_each_iteration=False)
     dataset = builder.as_dataset(
         split=split,
         as_supervised=as_supervised,

@@ -58,11 +58,13 @@ class PreparedSplit:
     pairs: int
 
     def dataset(self, seed: int) -> tf.data.Dataset:
-        """``(source, target)`` tf.string pairs; the shard order is shuffled on every pass
-        (with ``seed``) and :data:`_INTERLEAVED_SHARDS` shards are read in turn."""
+        """``(source, target)`` tf.string pairs: the shards in an order shuffled with
+        ``seed``, :data:`_INTERLEAVED_SHARDS` read in turn. Every pass reads that order (a
+        saved data position could not restore another one's: `make_batches` shuffles pairs
+        across passes instead)."""
         paths = [os.path.join(self.directory, shard) for shard in self.shards]
         files = tf.data.Dataset.from_tensor_slices(paths).shuffle(
-            len(paths), seed=seed, reshuffle_each_iteration=True
+            len(paths), seed=seed, reshuffle_each_iteration=False
         )
         records = files.interleave(
             tf.data.TFRecordDataset,

@@ -1,9 +1,10 @@
 """What a run saves and resumes from: the model and optimizer (the newest
-``train.keep_checkpoints``), beside each the position of every worker in the training data, and
-the best model by validation BLEU.
+``train.keep_checkpoints``), beside each the position of every worker in the training data and
+in its dropout masks' random sequence, and the best model by validation BLEU.
 
 A rerun resumes from the newest checkpoint that reads, warning about each newer one that does
-not, with the data iterator where it was: exactly the batches it would have seen. A data
+not, with the data iterator where it was and each dropout layer's seed generator in the state it
+had: exactly the batches and the dropout masks it would have seen. A data
 position saved with other data settings (``training.data.data_settings``) or not at all is
 left out: the data restarts from the beginning of its (deterministic) order; one written by a
 version that saved no settings is a TrainingError saying what to do. Each save names
@@ -34,18 +35,30 @@ class TrainingError(UserError, RuntimeError):
     """Training cannot go on (e.g. a non-finite loss); the message says why and what is intact."""
 
 
+def dropout_seeds(model) -> list:
+    """The state variable of each dropout layer's seed generator, in the model's order. Keras
+    leaves them out of ``model.weights`` (so out of ``rundir.checkpoints.model_variables``): a
+    resumed run that did not restore them would draw the masks of its first steps again."""
+    return [v for v in model.variables if v.path.endswith(_SEED_STATE)]
+
+
+_SEED_STATE = "/seed_generator_state"  # keras.random.SeedGenerator's variable
+
+
 class DataPosition:
-    """One worker's position in its training batches, with the data settings it fits.
+    """One worker's position in its training batches, with the data settings it fits, and the
+    state of its dropout layers' random seeds (:func:`dropout_seeds`).
 
     Example:
-        >>> position = DataPosition(iterator, data_settings(config, 1), worker=0)
+        >>> position = DataPosition(iterator, data_settings(config, 1), 0, dropout_seeds(model))
     """
 
-    def __init__(self, iterator, settings: dict, worker: int) -> None:
-        self.settings, self.worker = settings, worker
+    def __init__(self, iterator, settings: dict, worker: int, seeds: list = ()) -> None:
+        self.settings, self.worker, self.seeds = settings, worker, list(seeds)
+        settings_variable = tf.Variable(json.dumps(settings, sort_keys=True), trainable=False)
+        self.without_seeds = tf.train.Checkpoint(iterator=iterator, settings=settings_variable)
         self.checkpoint = tf.train.Checkpoint(
-            iterator=iterator,
-            settings=tf.Variable(json.dumps(settings, sort_keys=True), trainable=False),
+            iterator=iterator, settings=settings_variable, dropout_seeds=self.seeds
         )
 
 
@@ -146,14 +159,29 @@ class RunCheckpoints:
         path = self._data_position_path(self.step)
         try:
             problem = self._data_position_problem(path)
-            if not problem:
-                self.data_position.checkpoint.read(path).assert_consumed()
+            if not problem and self._has_seeds(path):
+                self.data_position.checkpoint.read(path).assert_existing_objects_matched()
+            elif not problem:
+                self.data_position.without_seeds.read(path).assert_existing_objects_matched()
+                logging.warning(
+                    "The data position %s holds no dropout seeds (written before 2026-12-05 or "
+                    "with model.dropout = 0): the dropout masks from here differ from an "
+                    "uninterrupted run's.",
+                    path,
+                )
         except checkpoints.READ_ERRORS as error:
             problem = f"The data position {checkpoints.cannot_read(path, error)}"
         if problem:
             logging.warning(
                 "%s: the data restarts from the beginning of its (deterministic) order.", problem
             )
+
+    def _has_seeds(self, path: str) -> bool:
+        """Whether the data position at ``path`` holds a state for each dropout seed."""
+        saved = tf.train.list_variables(path)
+        return sum(name.startswith("dropout_seeds/") for name, _ in saved) >= len(
+            self.data_position.seeds
+        )
 
     def _data_position_problem(self, path: str) -> str | None:
         """Why the data position saved at ``path`` cannot be restored, or None."""

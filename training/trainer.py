@@ -36,6 +36,7 @@ from training.checkpointing import (
     DataPosition,
     RunCheckpoints,
     TrainingError,
+    dropout_seeds,
     resume_point,
 )
 from training.cpu import bfloat16_speed_warning, read_cpuinfo
@@ -128,7 +129,12 @@ class Trainer:
         self.checkpoints = RunCheckpoints(
             self.model,
             self.optimizer,
-            DataPosition(self.iterator, data_settings(config, num_workers), worker),
+            DataPosition(
+                self.iterator,
+                data_settings(config, num_workers),
+                worker,
+                dropout_seeds(self.model),
+            ),
             self.run_dir,
             self.output,
             keep=config.train.keep_checkpoints,

@@ -176,6 +176,13 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     small_corpus, tiny_tokenizer, tmp_path, monkeypatch, capsys, full_disk
 ):
     workdir = new_workdir(tmp_path, tiny_tokenizer)
+    # 200 pairs: the 30 steps make several passes over them, each one's order resumed too.
+    few = tmp_path / "few"
+    few.mkdir()
+    for name in ("train.de", "train.en"):
+        lines = Path(small_corpus, name).read_text(encoding="utf-8").splitlines(keepends=True)
+        (few / name).write_text("".join(lines[:200]), encoding="utf-8")
+    small_corpus = str(few)
     # The tiny config before it was made to learn faster (post-norm, a gentler learning rate,
     # smaller batches): the killed run trained in a process of its own, whose float sums may
     # differ in the last bit from this one's, and the tiny config's pre-norm model at its rate
@@ -188,9 +195,11 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
         "checkpoint_every": 5,
         "eval_every": 0,
     }
+    # With dropout: the masks of the resumed steps are the uninterrupted run's too.
     overrides = (
         *(f"--config.train.{key}={value}" for key, value in gentler.items()),
         "--config.model.norm_first=False",
+        "--config.model.dropout=0.1",
         "--config.data.tokens_per_batch=1024",
     )
     process = run_train_py(workdir, small_corpus, *overrides)
@@ -209,7 +218,7 @@ def test_killed_run_resumes_from_the_last_complete_checkpoint(
     # the disk fills up while it writes its first checkpoint: one line, and after space is
     # freed the next rerun resumes from the same checkpoint.
     config = tiny_config(small_corpus, **gentler)
-    config.model.norm_first, config.data.tokens_per_batch = False, 1024
+    config.model.norm_first, config.model.dropout, config.data.tokens_per_batch = False, 0.1, 1024
     refused = os.path.join(workdir, "checkpoints", f"ckpt-{saved + 5}")
     real_save = tf.train.CheckpointManager.save
 

@@ -48,7 +48,7 @@ def test_data_scaling_runs_on_a_small_corpus(multi30k_dir):
     # (to the 0.1 MB printed), without the data position saved beside it.
     model = build_model(tiny.get_config(), tiny.get_config().tokenizer.vocab_size)
     assert float(model_mb) == pytest.approx(12 * model.count_params() / 2**20, abs=0.06)
-    assert 0 < float(data_position_mb) < 2  # 6,000 pairs of strings: about 1 MB
+    assert 0 < float(data_position_mb) < 6  # 6,000 pairs of strings, tokenized batches: 4 MB
     assert int(tokens_per_s) > 0
     for figure in ("peak memory", "target tokens/s"):
         assert re.search(

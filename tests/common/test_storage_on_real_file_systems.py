@@ -28,9 +28,10 @@ from training.data import load_data
 pytestmark = pytest.mark.slow
 
 # 10 steps, a checkpoint every 5: each checkpoint is 0.67 MB of weights and Adam moments and
-# 0.4-0.8 MB of data position (the tiny config's batches). 1,800 kB holds the first one, not the
-# second: the disk fills up while step 10 is saved (its data position or its weights).
-STEPS, CHECKPOINT_EVERY, FILLED_UP_AT = 10, 5, "1800k"
+# about 1.9 MB of data position (the 2,000 pairs in the shuffle buffer, the tokenized batches in
+# flight). 3,600 kB holds the first one, not the second: the disk fills up while step 10 is
+# saved (its data position or its weights).
+STEPS, CHECKPOINT_EVERY, FILLED_UP_AT = 10, 5, "3600k"
 
 
 @pytest.fixture

@@ -83,7 +83,8 @@ def test_the_target_language_is_chosen_and_checked(translator):
 
 def test_an_ensemble_takes_the_target_language_as_its_one_model_does(workdir, translator, tmp_path):
     """Two members (the run at its latest and at its first checkpoint): the ensemble answers
-    each language with its own translations, not one member's, and checks the language."""
+    each language with its own translations and scores (the mean of both members', not one
+    member's: the tiny members may agree on a text), and checks the language."""
     earlier = at_its_first_checkpoint(workdir, tmp_path / "earlier")
     ensemble, _ = load_translator(workdir, "latest", jit_compile=False, ensemble=[earlier])
     swapped, _ = load_translator(earlier, "latest", jit_compile=False, ensemble=[workdir])
@@ -95,10 +96,14 @@ def test_an_ensemble_takes_the_target_language_as_its_one_model_does(workdir, tr
         assert (
             swapped.translate(SENTENCES, TranslationRequest(lang), progress=False) == answers[lang]
         )
+        request = TranslationRequest(lang)
+        ours = [
+            h.log_prob for h in ensemble.score(SENTENCES, answers[lang], request, progress=False)
+        ]
         for member in (translator, first):
-            assert (
-                member.translate(SENTENCES, TranslationRequest(lang), progress=False)
-                != answers[lang]
+            theirs = member.score(SENTENCES, answers[lang], request, progress=False)
+            assert all(
+                abs(our - their.log_prob) > 1e-3 for our, their in zip(ours, theirs, strict=True)
             )
     assert answers["fr"] != answers["de"]
     with pytest.raises(UnknownLanguageError, match="'cs'.*de, en, fr"):

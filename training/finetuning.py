@@ -74,8 +74,9 @@ class StartFrom:
             differences += [
                 f"config.train.{key} = {ours!r} but {self.workdir}'s is {theirs!r} (its Adam "
                 "moments are kept)"
-                for key in ("freeze", "precision")
-                if (ours := setting(config, f"train.{key}")) != (theirs := source.train.get(key))
+                for key in ("freeze", "precision")  # a run of before train.freeze froze nothing
+                if (ours := setting(config, f"train.{key}") or "")
+                != (theirs := source.train.get(key) or "")
             ]
         if differences:
             raise ConfigError(

@@ -4,6 +4,7 @@ the one-line refusal of settings that differ."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -110,3 +111,11 @@ def test_the_optimizer_state_is_kept_on_request_and_its_step_starts_afresh(
     config.train.update(init_from=f"{tiny_run[0]}:latest", freeze="decoder")
     with pytest.raises(ConfigError, match=r"config.train.freeze = 'decoder' but .*'s is ''"):
         StartFrom.parse(config.train.init_from).check(config)
+    # A run from before train.freeze (no such key in its config.json) froze nothing.
+    older = tmp_path / "older"
+    shutil.copytree(tiny_run[0], older)
+    saved = json.loads((older / "config.json").read_text())
+    del saved["train"]["freeze"]
+    (older / "config.json").write_text(json.dumps(saved))
+    config.train.update(init_from=f"{older}:latest", freeze="")
+    StartFrom.parse(config.train.init_from).check(config)

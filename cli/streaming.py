@@ -37,7 +37,7 @@ from common.files import read_json, write_json
 from common.storage import writing
 
 STDIO = "-"
-WINDOW = 2000  # lines read, sorted, processed and written at a time
+WINDOW = 10_000  # lines read, sorted, processed and written at a time (docs/PERFORMANCE.md)
 _COUNT_CHUNK = 1 << 20  # bytes read at a time to count a file's lines
 
 

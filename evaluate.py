@@ -6,7 +6,8 @@ test splits it also prints the published papers' BLEU (tokenized and lower-cased
 set's own reference files, scored against them: ``inference.multi30k_bleu``) and writes those
 files. With ``--ensemble=DIR2,...`` the models decode together and the files go under
 ``DIR/eval/ensemble/``. With ``--ctranslate2=EXPORT`` the export translates (the work directory
-gives the data set) and the files go under ``DIR/eval/ctranslate2-<EXPORT's name>/``.
+gives the data set) and the files go under ``DIR/eval/ctranslate2-<EXPORT's name>/``; with
+``--litert=EXPORT`` (a LiteRT export) under ``DIR/eval/litert-<EXPORT's name>/``.
 
 Each direction of the data is scored in turn: ``--direction=de-fr`` one, ``--direction=all``
 (the default) every one that has the split; a table of their scores ends the output (also
@@ -16,6 +17,7 @@ translates into each direction's target language, also on a data set of one lang
 """
 
 import os
+import sys
 
 from absl import flags
 
@@ -24,6 +26,7 @@ from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
 from data_pipeline import spec
+from exports.litert import LiteRTTranslator
 from inference.evaluation import directions_table, evaluate_directions
 from rundir.config import data_spec, load_config
 from rundir.layout import RunDirectory
@@ -33,6 +36,9 @@ _SPLIT = flags.DEFINE_string(
     "split", None, "Split of the data set to score (default: the config's data.test_split)."
 )
 _CTRANSLATE2 = define_ctranslate2_flags()
+_LITERT = flags.DEFINE_string(
+    "litert", None, "A LiteRT export (export.py --format=litert) to evaluate."
+)
 _DATA = flags.DEFINE_string("data", None, "Data set name (default: the config's data.name).")
 _DIRECTION = flags.DEFINE_string(
     "direction",
@@ -46,10 +52,17 @@ def main(argv: list[str]) -> None:
     del argv
     workdir = _TRANSLATOR.workdir.value
     _CTRANSLATE2.check(_TRANSLATOR)
+    if _LITERT.value and (_CTRANSLATE2.directory.value or _TRANSLATOR.model_flags_given()):
+        sys.exit(
+            "error: --litert translates with its own model and search: give it without "
+            "--ctranslate2, --ensemble, --beam_size or --length_penalty."
+        )
     config = load_config(workdir)
     split = _SPLIT.value or config.data.test_split
     output_dir = RunDirectory(workdir).evaluation(
-        ensemble=bool(_TRANSLATOR.ensemble.value), ctranslate2_export=_CTRANSLATE2.directory.value
+        ensemble=bool(_TRANSLATOR.ensemble.value),
+        ctranslate2_export=_CTRANSLATE2.directory.value,
+        litert_export=_LITERT.value,
     )
     data_dir = config.data.data_dir or None
     data = spec.parse(_DATA.value, data_dir=data_dir) if _DATA.value else data_spec(config)
@@ -60,6 +73,13 @@ def main(argv: list[str]) -> None:
             f"Evaluating CTranslate2 export {_CTRANSLATE2.directory.value} on "
             f"{data.name} {split} (beam {translator.beam_size}, "
             f"CTranslate2 length penalty {translator.length_penalty})."
+        )
+    elif _LITERT.value:
+        translator = LiteRTTranslator(_LITERT.value)
+        print(
+            f"Evaluating LiteRT export {_LITERT.value} ({translator.settings.quantization}) on "
+            f"{data.name} {split} (beam {translator.beam_size}, length penalty "
+            f"{translator.settings.length_penalty})."
         )
     else:
         translator, checkpoint = _TRANSLATOR.load()

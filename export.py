@@ -1,13 +1,16 @@
-"""Exports a trained model as a SavedModel or as a CTranslate2 model.
+"""Exports a trained model as a SavedModel, a CTranslate2 model or a LiteRT model.
 
 python export.py --workdir=DIR --output=DIR/saved_model
 python export.py --workdir=DIR --format=ctranslate2 --quantization=int8 --output=DIR/ct2_int8
+python export.py --workdir=DIR --format=litert --quantization=dynamic_int8 --output=DIR/litert
 
 The SavedModel's ``serving_default`` signature maps ``text`` (tf.string [None]) to
 ``translation`` (tf.string [None]); see inference/export.py. A CTranslate2 export is a directory
 ``ctranslate2.Translator`` loads, with our SentencePiece model and decoding options beside it
 (inference/ctranslate2_export.py); unless ``--ctranslate2_length_penalty`` is given, its length
-penalty is chosen on the validation split.
+penalty is chosen on the validation split. A LiteRT export (inference/litert_export.py) is a
+directory of ``model.tflite`` (the search on token ids, builtin operators only), its
+SentencePiece model and ``litert.json``.
 """
 
 import sys
@@ -17,23 +20,25 @@ from absl import flags
 from cli.ctranslate2_flags import CTRANSLATE2_LENGTH_PENALTY_HELP
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
+from exports.contract import LITERT_QUANTIZATIONS, QUANTIZATIONS
 from inference.ctranslate2_export import (
     LENGTH_PENALTY_CANDIDATES,
-    QUANTIZATIONS,
     export_with_length_penalty,
 )
 from inference.export import export_saved_model
+from inference.litert_export import export_litert
 
 _TRANSLATOR = define_translator_flags()
 _OUTPUT = flags.DEFINE_string("output", None, "Directory to write.", required=True)
 _FORMAT = flags.DEFINE_enum(
-    "format", "saved_model", ["saved_model", "ctranslate2"], "What to export."
+    "format", "saved_model", ["saved_model", "ctranslate2", "litert"], "What to export."
 )
 _QUANTIZATION = flags.DEFINE_enum(
     "quantization",
     None,
-    list(QUANTIZATIONS),
-    "CTranslate2 weight type (--format=ctranslate2; default float32).",
+    list(dict.fromkeys(QUANTIZATIONS + LITERT_QUANTIZATIONS)),
+    f"Weight type, default float32: {', '.join(QUANTIZATIONS)} (--format=ctranslate2) or "
+    f"{', '.join(LITERT_QUANTIZATIONS)} (--format=litert).",
 )
 _CT2_LENGTH_PENALTY = flags.DEFINE_float(
     "ctranslate2_length_penalty",
@@ -45,13 +50,27 @@ _CT2_LENGTH_PENALTY = flags.DEFINE_float(
 
 def main(argv: list[str]) -> None:
     del argv
-    if _FORMAT.value == "saved_model":
-        given = [flag for flag in (_QUANTIZATION, _CT2_LENGTH_PENALTY) if flag.present]
-        if given:
-            sys.exit(f"error: --{given[0].name} needs --format=ctranslate2.")
+    if _FORMAT.value == "saved_model" and _QUANTIZATION.present:
+        sys.exit("error: --quantization needs --format=ctranslate2 or --format=litert.")
+    if _FORMAT.value != "ctranslate2" and _CT2_LENGTH_PENALTY.present:
+        sys.exit("error: --ctranslate2_length_penalty needs --format=ctranslate2.")
+    quantization = _QUANTIZATION.value or "float32"
+    allowed = {"ctranslate2": QUANTIZATIONS, "litert": LITERT_QUANTIZATIONS}.get(_FORMAT.value)
+    if allowed and quantization not in allowed:
+        sys.exit(
+            f"error: --quantization={quantization} is not one of {', '.join(allowed)} for "
+            f"--format={_FORMAT.value}."
+        )
     translator, checkpoint = _TRANSLATOR.load()
+    if _FORMAT.value == "litert":
+        path = export_litert(translator, _OUTPUT.value, quantization)
+        print(
+            f"Exported {checkpoint} as LiteRT {quantization} (beam {translator.beam_size}, "
+            f"length penalty {translator.options.length_penalty}) to {path}.\n"
+            f"Translate with it:  python translate.py --litert={path}"
+        )
+        return
     if _FORMAT.value == "ctranslate2":
-        quantization = _QUANTIZATION.value or "float32"
         export = export_with_length_penalty(
             translator,
             _TRANSLATOR.workdir.value,

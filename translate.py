@@ -1,9 +1,10 @@
-"""Translates text with a trained work directory or an exported SavedModel.
+"""Translates text with a trained work directory or an export (SavedModel, CTranslate2, LiteRT).
 
 python translate.py --workdir=DIR                       # interactive: a sentence a line
 python translate.py --workdir=DIR --input=in.txt --output=out.txt
 python translate.py --saved_model=DIR --input=-         # standard input to standard output
 python translate.py --ctranslate2=DIR --input=in.txt    # a CTranslate2 export (export.py)
+python translate.py --litert=DIR --input=in.txt         # a LiteRT export (export.py)
 python translate.py --workdir=DIR --plot_attention=attention.svg   # then type a sentence
 python translate.py --workdir=DIR --target_lang=fr     # a multilingual model, into French
 python translate.py --workdir=DIR --n_best=4 --with_scores --input=in.txt   # 4 lines a sentence
@@ -199,7 +200,7 @@ def switch_language(
 
 
 def load_translator() -> Translator:
-    """The translator of --workdir, --saved_model or --ctranslate2, checking the other flags."""
+    """The translator of --workdir or an export (--saved_model, ...), checking the other flags."""
     _RUNTIME.check()
     if _RUNTIME.exported and _PLOT_ATTENTION.value:
         sys.exit("error: --plot_attention needs --workdir (the model's attention).")

@@ -33,6 +33,7 @@ HARMLESS = re.compile(
     rb"|All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     rb"|^To enable the following instructions: .* rebuild TensorFlow with the appropriate"
     rb"|^INFO:tensorflow:"  # its Python logger's informational lines ("Assets written to: ...")
+    rb"|^INFO: Created TensorFlow Lite XNNPACK delegate for CPU\.$"  # LiteRT's, on loading
     # The graph node a logged op error names, on a line of its own after the (warning) line: a
     # SavedModel's in-graph check refusing a request in serve.py, already answered as a 400.
     rb"|^\s*\[\[\{\{(?:function_)?node "

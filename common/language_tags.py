@@ -119,3 +119,29 @@ def unknown_language_message(target_lang: str, languages: Sequence[str]) -> str:
     """
     listed = ", ".join(languages)
     return f"Unknown target language '{target_lang}': this model translates into {listed}."
+
+
+def sources_as_read(
+    sentences: Sequence[str], target_langs: Sequence[str | None] | None, languages: Sequence[str]
+) -> list[str]:
+    """The sources as a model of ``languages`` reads them, each row into its own target
+    language (None: every row without one): a multilingual model's tagged (:func:`tagged`),
+    each language checked first (:func:`check_language`); another model's as they are. For
+    runtimes that tokenize in Python (CTranslate2, LiteRT).
+
+    Example:
+        >>> sources_as_read(["Ein Hund."], ["fr"], ("de", "fr"))
+        ['<2fr> Ein Hund.']
+    """
+    if target_langs is None:
+        target_langs = [None] * len(sentences)
+    if len(target_langs) != len(sentences):
+        raise UnknownLanguageError(
+            f"Give one target language for each sentence: got {len(target_langs)} for "
+            f"{len(sentences)}."
+        )
+    checked = [check_language(language, languages) for language in target_langs]
+    return [
+        text if language is None else tagged(text, language)
+        for text, language in zip(sentences, checked, strict=True)
+    ]

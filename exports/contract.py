@@ -40,6 +40,13 @@ A CTranslate2 export: CTranslate2's ``model.bin`` (and vocabularies), our Senten
 ``spm.model`` and the search it translates with, ``decoding.json`` (:class:`DecodingSettings`).
 Its server gives it the SavedModel's signatures (:data:`SIGNATURE_OUTPUTS`).
 
+A LiteRT export (on-device; :mod:`exports.litert` runs it with ``ai-edge-litert``): a directory
+of ``model.tflite``, ``spm.model`` and ``litert.json`` (:class:`LiteRTSettings`). Its signature
+``translate_ids`` maps ``source_ids`` int32 ``(batch, source_len)`` (each source's SentencePiece
+ids, a multilingual model's with its tag in front, truncated to ``max_source_length - 1``, then
+EOS, padded with PAD) to ``output_ids`` int32 ``(batch, out_len)`` (each ends with EOS, then PAD):
+the search the work directory's config names, with its length penalty. Builtin ops only.
+
 Imports no TensorFlow.
 
 Example:
@@ -126,6 +133,12 @@ TOKENIZER_FILE = "spm.model"
 # it only with PyTorch installed, which nothing else here needs.
 QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
 
+# A LiteRT export's files (beside TOKENIZER_FILE), its signature and the weights it can have.
+LITERT_MODEL_FILE = "model.tflite"
+LITERT_SETTINGS_FILE = "litert.json"
+TRANSLATE_IDS, SOURCE_IDS, OUTPUT_IDS = "translate_ids", "source_ids", "output_ids"
+LITERT_QUANTIZATIONS = ("float32", "float16", "dynamic_int8")
+
 
 def signature_inputs(languages: Sequence[str], signature: str = SERVING_DEFAULT) -> tuple[str, ...]:
     """The inputs of ``signature`` of a model of ``languages`` (() for one target language),
@@ -162,15 +175,7 @@ class DecodingSettings:
 
     @classmethod
     def read(cls, directory: str) -> DecodingSettings:
-        path = os.path.join(directory, DECODING_FILE)
-        if not os.path.exists(path):
-            raise FileNotFoundError(
-                f"No {DECODING_FILE} in {directory}: it is not a CTranslate2 export of this "
-                "project; write one with `python export.py --workdir=DIR --format=ctranslate2 "
-                f"--output={directory}`."
-            )
-        with open(path, encoding="utf-8") as file:
-            return cls(**json.load(file))
+        return cls(**_export_settings(directory, DECODING_FILE, "CTranslate2", "ctranslate2"))
 
     def search_options(self, beam_size: int | None = None) -> SearchOptions:
         """The search's options (output length limits, beam size; GNMT's length penalty)."""
@@ -181,3 +186,38 @@ class DecodingSettings:
             max_length_ratio=self.max_length_ratio,
             max_length_offset=self.max_length_offset,
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class LiteRTSettings:
+    """What ``litert.json`` holds: how the LiteRT export in its directory was made.
+
+    ``beam_size`` and ``length_penalty`` (GNMT's) are the search in ``model.tflite``; the sources
+    are truncated to ``max_source_length`` tokens with EOS; ``signatures`` maps each signature
+    to its inputs and outputs; ``ops`` lists the model's operators (all LiteRT builtins).
+    """
+
+    beam_size: int
+    length_penalty: float
+    max_source_length: int
+    quantization: str
+    signatures: dict[str, dict[str, list[str]]]
+    ops: list[str]
+
+    @classmethod
+    def read(cls, directory: str) -> LiteRTSettings:
+        return cls(**_export_settings(directory, LITERT_SETTINGS_FILE, "LiteRT", "litert"))
+
+
+def _export_settings(directory: str, file_name: str, kind: str, export_format: str) -> dict:
+    """The JSON object of an export's settings file; a FileNotFoundError saying how to write
+    the export when it is missing (the directory is not such an export)."""
+    path = os.path.join(directory, file_name)
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"No {file_name} in {directory}: it is not a {kind} export of this project; write "
+            f"one with `python export.py --workdir=DIR --format={export_format} "
+            f"--output={directory}`."
+        )
+    with open(path, encoding="utf-8") as file:
+        return json.load(file)

@@ -47,14 +47,7 @@ import sentencepiece
 
 from common.alignment import Alignment
 from common.errors import ConfigError
-from common.language_tags import (
-    UnknownLanguageError,
-    check_language,
-    defused,
-    languages_in_pieces,
-    tag,
-    tagged,
-)
+from common.language_tags import defused, languages_in_pieces, sources_as_read, tag
 from common.translation import (
     Hypothesis,
     Sampling,
@@ -461,18 +454,7 @@ class CTranslate2Translator:
     ) -> list[list[str]]:
         """Each sentence's pieces: a multilingual export's with its row's target language's tag
         in front (the one place a tag is added here), each language checked first."""
-        if target_langs is None:
-            target_langs = [None] * len(sentences)
-        if len(target_langs) != len(sentences):
-            raise UnknownLanguageError(
-                f"Give one target language for each sentence: got {len(target_langs)} for "
-                f"{len(sentences)}."
-            )
-        languages = [check_language(language, self.languages) for language in target_langs]
-        texts = [
-            text if language is None else tagged(text, language)
-            for text, language in zip(sentences, languages, strict=True)
-        ]
+        texts = sources_as_read(sentences, target_langs, self.languages)
         return self.tokenizer.encode(texts, out_type=str)
 
     def _prefix_pieces(self, prefixes: Sequence[str] | None) -> list[list[str]] | None:

@@ -12,7 +12,7 @@ import sacrebleu
 
 from common.files import atomic_write_text
 from common.metrics import bleu, chrf
-from common.translation import TranslationRequest, Translator
+from common.translation import RequestError, TranslationRequest, Translator
 from data_pipeline import Corpus, DataSpec, load_corpus
 from inference import multi30k_bleu
 
@@ -38,7 +38,8 @@ class EvaluationResult:
     references_file: str
     lowercase_bleu: sacrebleu.metrics.bleu.BLEUScore
     lowercase_bleu_signature: str
-    mean_confidence: float  # of the translations, each exp(log_prob / length)
+    # Of the translations, each exp(log_prob / length); None from a runtime without scores.
+    mean_confidence: float | None
     tokenized: TokenizedBleu | None = None  # Multi30k's validation and test splits only.
 
     def report(self) -> str:
@@ -57,10 +58,11 @@ class EvaluationResult:
                 f"tokenized hypotheses: {self.tokenized.hypotheses_file}",
                 f"tokenized references: {self.tokenized.references_file}",
             ]
-        scores.append(
-            f"mean confidence {self.mean_confidence:.4f} (each translation's "
-            "exp(log_prob / length): the geometric mean of its tokens' probabilities)"
-        )
+        if self.mean_confidence is not None:
+            scores.append(
+                f"mean confidence {self.mean_confidence:.4f} (each translation's "
+                "exp(log_prob / length): the geometric mean of its tokens' probabilities)"
+            )
         return "\n".join(scores + files)
 
 
@@ -133,9 +135,13 @@ def evaluate_split(
     tokenized_references = multi30k_bleu.load_tokenized_references(
         corpus, split, list(zip(sources, references, strict=True)), data_dir
     )
-    best = [row[0] for row in translator.hypotheses(sources, request, progress=progress)]
-    hypotheses = [hypothesis.text for hypothesis in best]
-    mean_confidence = sum(h.confidence for h in best) / len(best) if best else 0.0
+    try:
+        best = [row[0] for row in translator.hypotheses(sources, request, progress=progress)]
+        hypotheses = [hypothesis.text for hypothesis in best]
+        mean_confidence = sum(h.confidence for h in best) / len(best) if best else 0.0
+    except RequestError:  # a runtime whose search gives no scores (a LiteRT export)
+        hypotheses = translator.translate(sources, request, progress=progress)
+        mean_confidence = None
     stem = output_stem(output_dir, corpus, split)
     hypotheses_file = f"{stem}.beam{translator.beam_size}.hyp"
     references_file = f"{stem}.ref"

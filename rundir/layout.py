@@ -82,13 +82,22 @@ class RunDirectory:
     def validation_translations(self, step: int) -> str:
         return self._path("eval", f"validation-step{step}.txt")
 
-    def evaluation(self, ensemble: bool = False, ctranslate2_export: str = "") -> str:
+    def evaluation(
+        self, ensemble: bool = False, ctranslate2_export: str = "", litert_export: str = ""
+    ) -> str:
         """Where ``evaluate.py`` writes its files: ``eval/``, ``eval/ensemble/`` for an
-        ensemble, ``eval/ctranslate2-<name>/`` for a CTranslate2 export (the directory's name).
+        ensemble, ``eval/ctranslate2-<name>/`` for a CTranslate2 export and
+        ``eval/litert-<name>/`` for a LiteRT export (the directory's name; given as its
+        ``model.tflite``, the directory holding it).
         """
         if ctranslate2_export:
             name = os.path.basename(os.path.normpath(ctranslate2_export))
             return self._path("eval", f"ctranslate2-{name}")
+        if litert_export:
+            directory = os.path.normpath(litert_export)
+            if directory.endswith(".tflite"):
+                directory = os.path.dirname(os.path.abspath(directory))
+            return self._path("eval", f"litert-{os.path.basename(directory)}")
         return self._path("eval", "ensemble") if ensemble else self.eval
 
     def worker_scratch(self, task_id: int) -> str:

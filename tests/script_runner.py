@@ -92,3 +92,17 @@ def run_in_process(script: str, *args: str, stdin: str = "") -> Completed:
             delattr(flags.FLAGS, name)
         flags.FLAGS.unparse_flags()
     return Completed(returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def run_without_tensorflow(script: str) -> list[str]:
+    """Runs the Python ``script`` in a subprocess in the repository root and returns the lines
+    it printed, after checking that it succeeded without importing TensorFlow (an export's
+    runtime that needs none must not load it by the way)."""
+    check = "\nimport sys\nprint(sorted(m for m in sys.modules if m.startswith('tensorflow')))\n"
+    completed = subprocess.run(
+        [sys.executable, "-c", script + check], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    *printed, tensorflow_modules = completed.stdout.splitlines()
+    assert tensorflow_modules == "[]", f"it imported {tensorflow_modules}"
+    return printed

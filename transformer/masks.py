@@ -26,7 +26,9 @@ import tensorflow as tf
 
 def padding_mask(token_ids: tf.Tensor, pad_id: int = 0) -> tf.Tensor:
     """Returns ``(batch, 1, 1, length)`` booleans, ``True`` at real (non-padding) tokens."""
-    return (token_ids != pad_id)[:, tf.newaxis, tf.newaxis, :]
+    # A reshape, not ``[:, None, None, :]``: LiteRT has no builtin boolean slice with new axes.
+    batch, length = tf.shape(token_ids)[0], tf.shape(token_ids)[1]
+    return tf.reshape(token_ids != pad_id, [batch, 1, 1, length])
 
 
 def causal_mask(
@@ -43,7 +45,8 @@ def causal_mask(
     key_len = query_len if key_len is None else key_len
     query_positions = tf.range(query_len)[:, tf.newaxis] + query_offset  # (query_len, 1)
     key_positions = tf.range(key_len)[tf.newaxis, :]  # (1, key_len)
-    return (key_positions <= query_positions)[tf.newaxis, tf.newaxis, :, :]
+    allowed = key_positions <= query_positions  # (query_len, key_len)
+    return tf.reshape(allowed, [1, 1, tf.shape(allowed)[0], tf.shape(allowed)[1]])
 
 
 def combine_masks(*masks: tf.Tensor | None) -> tf.Tensor | None:

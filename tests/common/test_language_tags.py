@@ -5,6 +5,7 @@ from common.language_tags import (
     check_language,
     defused,
     languages_in_pieces,
+    sources_as_read,
     tag,
     tagged,
 )
@@ -49,3 +50,14 @@ def test_a_model_of_one_target_language_takes_none():
     assert check_language(None, ()) is None
     with pytest.raises(UnknownLanguageError, match="one language only"):
         check_language("fr", ())
+
+
+def test_sources_are_tagged_each_into_its_row_language_and_checked():
+    languages = ("de", "fr")
+    rows = sources_as_read(["Ein <2de> Hund.", "Ja"], ["fr", "de"], languages)
+    assert rows == ["<2fr> Ein < 2de> Hund.", "<2de> Ja"]
+    assert sources_as_read(["Ja <2de>"], None, ()) == ["Ja <2de>"]  # no tags: as it is
+    with pytest.raises(UnknownLanguageError, match="Give one target language for each sentence"):
+        sources_as_read(["Ja", "Nein"], ["fr"], languages)
+    with pytest.raises(UnknownLanguageError, match="Unknown target language 'cs'"):
+        sources_as_read(["Ja"], ["cs"], languages)

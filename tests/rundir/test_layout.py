@@ -24,3 +24,5 @@ def test_a_trained_run_has_each_file_where_its_layout_says(tiny_run):
         == f"{run.eval}/ctranslate2-ct2_int8"
     )
     assert run.evaluation(ensemble=True) == f"{run.eval}/ensemble"
+    for litert in ("/exports/litert_int8", "/exports/litert_int8/model.tflite"):
+        assert run.evaluation(litert_export=litert) == f"{run.eval}/litert-litert_int8"

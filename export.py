@@ -40,6 +40,12 @@ _QUANTIZATION = flags.DEFINE_enum(
     f"Weight type, default float32: {', '.join(QUANTIZATIONS)} (--format=ctranslate2) or "
     f"{', '.join(LITERT_QUANTIZATIONS)} (--format=litert).",
 )
+_LITERT_TEXT = flags.DEFINE_bool(
+    "litert_text",
+    False,
+    "--format=litert: also the translate_text signature (one sentence's text to its "
+    "translation, with tensorflow_text's SentencePiece ops; unigram, one target language).",
+)
 _CT2_LENGTH_PENALTY = flags.DEFINE_float(
     "ctranslate2_length_penalty",
     None,
@@ -54,6 +60,8 @@ def main(argv: list[str]) -> None:
         sys.exit("error: --quantization needs --format=ctranslate2 or --format=litert.")
     if _FORMAT.value != "ctranslate2" and _CT2_LENGTH_PENALTY.present:
         sys.exit("error: --ctranslate2_length_penalty needs --format=ctranslate2.")
+    if _FORMAT.value != "litert" and _LITERT_TEXT.value:
+        sys.exit("error: --litert_text needs --format=litert.")
     quantization = _QUANTIZATION.value or "float32"
     allowed = {"ctranslate2": QUANTIZATIONS, "litert": LITERT_QUANTIZATIONS}.get(_FORMAT.value)
     if allowed and quantization not in allowed:
@@ -63,7 +71,7 @@ def main(argv: list[str]) -> None:
         )
     translator, checkpoint = _TRANSLATOR.load()
     if _FORMAT.value == "litert":
-        path = export_litert(translator, _OUTPUT.value, quantization)
+        path = export_litert(translator, _OUTPUT.value, quantization, _LITERT_TEXT.value)
         print(
             f"Exported {checkpoint} as LiteRT {quantization} (beam {translator.beam_size}, "
             f"length penalty {translator.options.length_penalty}) to {path}.\n"

@@ -24,20 +24,22 @@ With ``--workdir`` (a trained work directory) it also translates a real split (d
 test2016) with the same weights (the averaged checkpoint if there is one) exported four ways, all
 with the config's beam: our default SavedModel (``export.py``'s: the XLA-compiled search for
 batches of up to ``XLA_MAX_BATCH_SIZE`` sentences, the graph search for larger ones), the
-SavedModel with the graph search only, and CTranslate2 float32 and int8 (export.py
+SavedModel with the graph search only, CTranslate2 float32 and int8 (export.py
 --format=ctranslate2; CTranslate2's length penalty chosen on the validation split by float32 BLEU
-unless ``--ctranslate2_length_penalty`` is given).
+unless ``--ctranslate2_length_penalty`` is given), and LiteRT float32 and dynamic int8
+(export.py --format=litert; ``--nolitert`` leaves them out).
 Each is timed at batch 1 (the first ``--batch1_sentences`` sentences, one per call: the median
-ms per sentence) and at batch 64 (the whole split, sorted by length as ``translate.py`` does: the
-median of ``--trained_reps`` passes), after one untimed pass over the same sentences (a server's
-steady state: every shape traced and compiled). Our two take turns, block by block of 50
-sentences and pass by pass, so a slow spell of a shared machine falls on both; then each
-CTranslate2 export the same way in a process of its own, without TensorFlow (beside another
-runtime or another CTranslate2 model, each one's spinning threads slow the other's:
-``translator_timing.py``). It prints
-sentences/s, output SentencePiece pieces/s, sacreBLEU of the batch-64 translations, and the
-ratios ours / CTranslate2 beside the targets (the default export: batch 64 >= 0.8x and batch 1
->= 1.0x CTranslate2 float32; int8 loses <= 0.3 BLEU).
+ms per sentence) and in batches of ``--trained_batch_size`` (64; the whole split, sorted by
+length as ``translate.py`` does: the median of ``--trained_reps`` passes), after one untimed pass
+over the same sentences (a server's steady state: every shape traced and compiled). Our two
+SavedModels take turns, block by block of 50 sentences and pass by pass, so a slow spell of a
+shared machine falls on both; then each CTranslate2 and LiteRT export the same way in a process
+of its own, without TensorFlow (beside another runtime or another model, each one's spinning
+threads slow the other's: ``translator_timing.py``). It prints sentences/s, output SentencePiece
+pieces/s, sacreBLEU of the batched translations, the share of them the default SavedModel gives
+too, and the ratios ours / CTranslate2 beside the targets (the default export: batch 64 >= 0.8x
+and batch 1 >= 1.0x CTranslate2 float32; int8 loses <= 0.3 BLEU; LiteRT int8 at batch 1 at least
+as fast as CTranslate2 int8).
 
 Run it alone on the machine (it uses every core).
 """
@@ -72,7 +74,13 @@ _JIT = flags.DEFINE_enum("jit", "both", ["both", "on", "off"], "XLA for the cach
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained work directory: also time real text.")
 _SPLIT = flags.DEFINE_string("split", "test2016", "The split --workdir translates.")
 _BATCH1_SENTENCES = flags.DEFINE_integer("batch1_sentences", 200, "Sentences timed at batch 1.")
-_TRAINED_REPS = flags.DEFINE_integer("trained_reps", 3, "Timed batch-64 passes over the split.")
+_TRAINED_REPS = flags.DEFINE_integer("trained_reps", 3, "Timed batched passes over the split.")
+_TRAINED_BATCH_SIZE = flags.DEFINE_integer(
+    "trained_batch_size", 64, "Sentences a batch in the timed passes over the split."
+)
+_LITERT = flags.DEFINE_bool(
+    "litert", True, "--workdir: also time LiteRT exports (float32 and dynamic_int8)."
+)
 _CT2_LENGTH_PENALTY = flags.DEFINE_float(
     "ctranslate2_length_penalty", None, "CTranslate2's; default: chosen on validation."
 )
@@ -87,6 +95,7 @@ CT2_TARGET_SHARE = 0.5
 # --workdir: the default export's share of CTranslate2 float32's speed at batch 64 and batch 1.
 CT2_BATCH64_TARGET_SHARE = 0.8
 CT2_BATCH1_TARGET_SHARE = 1.0
+LITERT_QUANTIZATIONS = ("float32", "dynamic_int8")
 
 
 @dataclasses.dataclass
@@ -94,9 +103,10 @@ class TrainedLine:
     """One translator's figures on the real split."""
 
     batch1_ms: float  # median milliseconds per sentence, one sentence per call
-    sentences_per_second: float  # batch 64, the whole split, median of --trained_reps passes
+    sentences_per_second: float  # in batches, the whole split, median of --trained_reps passes
     tokens_per_second: float  # output SentencePiece pieces per second, same passes
-    bleu: float  # sacreBLEU of the batch-64 translations
+    bleu: float  # sacreBLEU of the batched translations
+    same_as_default: float  # the share of its translations the default SavedModel gives too
 
 
 def trained_lines(
@@ -109,22 +119,31 @@ def trained_lines(
     from common.metrics import bleu
 
     lines = {}
+    default = timings["SavedModel, default"]["translations"]
     for name, timing in timings.items():
         seconds = statistics.median(timing["pass_seconds"])
         pieces = sum(len(ids) for ids in tokenizer.encode(timing["translations"]))
+        same = [a == b for a, b in zip(timing["translations"], default, strict=True)]
         lines[name] = TrainedLine(
             batch1_ms=statistics.median(timing["batch1_seconds"]) * 1e3,
             sentences_per_second=len(sentences) / seconds,
             tokens_per_second=pieces / seconds,
             bleu=bleu(timing["translations"], references)[0].score,
+            same_as_default=sum(same) / len(same),
         )
     return lines
 
 
 def time_in_own_process(
-    exports: dict[str, str], length_penalty: float, sentences: list[str], batch1: int, reps: int
+    exports: dict[str, dict[str, str]],
+    length_penalty: float,
+    sentences: list[str],
+    batch1: int,
+    reps: int,
+    batch_size: int,
 ) -> dict[str, dict]:
-    """:mod:`translator_timing` over CTranslate2 exports, in a process without TensorFlow."""
+    """:mod:`translator_timing` over CTranslate2 or LiteRT exports (``{name: {"runtime",
+    "path"}}``), in a process without TensorFlow."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as spec:
         json.dump(
             {
@@ -133,6 +152,7 @@ def time_in_own_process(
                 "sentences": sentences,
                 "batch1_sentences": batch1,
                 "reps": reps,
+                "batch_size": batch_size,
             },
             spec,
         )
@@ -146,13 +166,17 @@ def time_in_own_process(
     return json.loads(completed.stdout)
 
 
-def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, reps: int) -> None:
+def compare_with_ctranslate2(
+    workdir: str, split: str, batch1_sentences: int, reps: int, batch_size: int, litert: bool
+) -> None:
     """Our SavedModel (XLA and graph) against CTranslate2 float32 and int8 exports of the same
-    checkpoint, all at the config's beam, on ``split``: latency, throughput, BLEU, ratios."""
+    checkpoint (and, with ``litert``, our LiteRT float32 and dynamic int8 exports), all at the
+    config's beam, on ``split``: latency, throughput, BLEU, agreement, ratios."""
     from exports.saved_model import SavedModelTranslator
     from inference.ctranslate2_export import choose_length_penalty, export_ctranslate2
     from inference.evaluation import read_split
     from inference.export import export_saved_model
+    from inference.litert_export import export_litert
     from inference.loading import load_translator
     from rundir.config import data_spec, load_config
     from rundir.layout import RunDirectory
@@ -173,6 +197,20 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
         )
     for quantization in ("float32", "int8"):
         export_ctranslate2(translator, os.path.join(exports, quantization), quantization)
+    own_process = {
+        f"CTranslate2 {quantization}": {
+            "runtime": "ctranslate2",
+            "path": os.path.join(exports, quantization),
+        }
+        for quantization in ("float32", "int8")
+    }
+    litert_sizes = {}
+    for quantization in LITERT_QUANTIZATIONS if litert else ():
+        path = export_litert(
+            translator, os.path.join(exports, f"litert_{quantization}"), quantization
+        )
+        own_process[f"LiteRT {quantization}"] = {"runtime": "litert", "path": path}
+        litert_sizes[quantization] = os.path.getsize(os.path.join(path, "model.tflite")) / 2**20
     penalty = _CT2_LENGTH_PENALTY.value
     if penalty is None:
         validation = read_split(data.corpus, config.data.validation_split, data.data_dir)
@@ -191,42 +229,51 @@ def compare_with_ctranslate2(workdir: str, split: str, batch1_sentences: int, re
             "beam": config.decode.beam_size,
             "length penalty": f"GNMT {config.decode.length_penalty}, CTranslate2 {penalty}",
             "batch 1": f"the first {batch1_sentences} sentences, median ms per sentence",
-            "batch 64": f"every sentence, sorted by length, median of {reps} passes",
+            f"batch {batch_size}": f"every sentence, sorted by length, median of {reps} passes",
             "order": f"ours in turns of {BATCH1_BLOCK} sentences and of passes; then each "
-            "CTranslate2 export in a process of its own",
-            "CTranslate2 threads": len(os.sched_getaffinity(0)),
+            "CTranslate2 and LiteRT export in a process of its own",
+            "CTranslate2 and LiteRT threads": len(os.sched_getaffinity(0)),
+            "LiteRT file sizes": ", ".join(f"{q} {mb:.1f} MiB" for q, mb in litert_sizes.items()),
         },
     )
-    timings = time_translators(translators, sources, batch1_sentences, reps)
-    del translators  # TensorFlow's threads idle while CTranslate2 is timed in its own process
-    for quantization in ("float32", "int8"):  # each alone: two translators' threads compete
-        export = {f"CTranslate2 {quantization}": os.path.join(exports, quantization)}
-        timings |= time_in_own_process(export, penalty, sources, batch1_sentences, reps)
+    timings = time_translators(translators, sources, batch1_sentences, reps, batch_size)
+    del translators  # TensorFlow's threads idle while the exports are timed in their own process
+    for name, export in own_process.items():  # each alone: two translators' threads compete
+        timings |= time_in_own_process(
+            {name: export}, penalty, sources, batch1_sentences, reps, batch_size
+        )
     lines = trained_lines(timings, sources, references, tokenizer)
     shutil.rmtree(exports)
+    batched = f"batch {batch_size} sent/s"
     print(
-        f"\n{'translator':<24} {'batch 1 ms':>10} {'batch 64 sent/s':>15} {'tok/s':>7} {'BLEU':>6}"
+        f"\n{'translator':<24} {'batch 1 ms':>10} {batched:>16} {'tok/s':>7} {'BLEU':>6} "
+        f"{'same as default':>15}"
     )
     for name, line in lines.items():
         print(
-            f"{name:<24} {line.batch1_ms:>10.1f} {line.sentences_per_second:>15.1f} "
-            f"{line.tokens_per_second:>7.0f} {line.bleu:>6.2f}"
+            f"{name:<24} {line.batch1_ms:>10.1f} {line.sentences_per_second:>16.1f} "
+            f"{line.tokens_per_second:>7.0f} {line.bleu:>6.2f} {line.same_as_default:>15.1%}"
         )
     print(
-        "\nratios ours / CTranslate2 (speed: higher is better for ours; targets: batch 64 >= "
-        f"{CT2_BATCH64_TARGET_SHARE}, batch 1 >= {CT2_BATCH1_TARGET_SHARE} of float32 for the "
-        "default export)"
+        f"\nratios ours / CTranslate2 (speed: higher is better for ours; targets: batch "
+        f"{batch_size} >= {CT2_BATCH64_TARGET_SHARE}, batch 1 >= {CT2_BATCH1_TARGET_SHARE} of "
+        "float32 for the default export; LiteRT int8 batch 1 >= 1.0 of CTranslate2 int8)"
     )
-    for ours in ("SavedModel, default", "SavedModel, graph only"):
+    ours_lines = ["SavedModel, default", "SavedModel, graph only"]
+    ours_lines += [f"LiteRT {quantization}" for quantization in litert_sizes]
+    for ours in ours_lines:
         for theirs in ("CTranslate2 float32", "CTranslate2 int8"):
             mine, other = lines[ours], lines[theirs]
-            batch64 = mine.sentences_per_second / other.sentences_per_second
+            batched_ratio = mine.sentences_per_second / other.sentences_per_second
             print(
-                f"  {ours} / {theirs}: batch 64 {batch64:.2f}, "
+                f"  {ours} / {theirs}: batch {batch_size} {batched_ratio:.2f}, "
                 f"batch 1 {other.batch1_ms / mine.batch1_ms:.2f}"
             )
     int8_loss = lines["CTranslate2 float32"].bleu - lines["CTranslate2 int8"].bleu
-    print(f"int8 BLEU loss against float32: {int8_loss:.2f} (target <= 0.3)")
+    print(f"CTranslate2 int8 BLEU loss against float32: {int8_loss:.2f} (target <= 0.3)")
+    if litert_sizes:
+        int8_loss = lines["LiteRT float32"].bleu - lines["LiteRT dynamic_int8"].bleu
+        print(f"LiteRT dynamic_int8 BLEU loss against float32: {int8_loss:.2f} (target <= 0.3)")
 
 
 def our_decoders(
@@ -352,7 +399,12 @@ def main(argv: list[str]) -> None:
 
     if _WORKDIR.value:
         compare_with_ctranslate2(
-            _WORKDIR.value, _SPLIT.value, _BATCH1_SENTENCES.value, _TRAINED_REPS.value
+            _WORKDIR.value,
+            _SPLIT.value,
+            _BATCH1_SENTENCES.value,
+            _TRAINED_REPS.value,
+            _TRAINED_BATCH_SIZE.value,
+            _LITERT.value,
         )
 
     print(f"\npeers on this machine, same workload ({', '.join(_PEERS.value) or 'none asked'}):")

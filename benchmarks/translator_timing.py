@@ -1,12 +1,14 @@
-"""Timing translators on real text, batch 1 and batch 64, taking turns; imports no TensorFlow.
+"""Timing translators on real text, batch 1 and in batches, taking turns; imports no TensorFlow.
 
 ``decode_throughput.py --workdir`` times our SavedModels with :func:`time_translators` in its own
-process and CTranslate2's exports with this file as a program, in a process of their own:
+process and the CTranslate2 and LiteRT exports with this file as a program, in a process of
+their own:
 
     python benchmarks/translator_timing.py SPEC.json   # prints the timings as JSON
 
-SPEC.json: ``{"exports": {name: dir}, "length_penalty": p, "sentences": [...],
-"batch1_sentences": n, "reps": r}``. Give one export a process: runtimes' thread pools keep
+SPEC.json: ``{"exports": {name: {"runtime": "ctranslate2" | "litert", "path": dir}},
+"length_penalty": p (CTranslate2's), "sentences": [...], "batch1_sentences": n, "reps": r,
+"batch_size": b}``. Give one export a process: runtimes' thread pools keep
 their threads spinning after a call, so two models in one process slow each other (CTranslate2
 float32 beside the int8 export, both on two threads: 83.9 ms a sentence and 121.2 sentences/s
 in batches of 64; alone 18.0 ms and 166.9; docs/PERFORMANCE.md).
@@ -30,9 +32,13 @@ def _seconds(translator: object, sentences: list[str], batch_size: int) -> tuple
 
 
 def time_translators(
-    translators: Mapping[str, object], sentences: Sequence[str], batch1_sentences: int, reps: int
+    translators: Mapping[str, object],
+    sentences: Sequence[str],
+    batch1_sentences: int,
+    reps: int,
+    batch_size: int = 64,
 ) -> dict[str, dict]:
-    """Batch 1 over the first ``batch1_sentences`` (one per call) and batch 64 over all
+    """Batch 1 over the first ``batch1_sentences`` (one per call) and ``batch_size`` over all
     ``sentences`` (sorted by length as translate.py does: ``reps`` passes), after one untimed
     pass of each (every shape traced and compiled: a server's steady state). The translators
     take turns, block by block of ``BATCH1_BLOCK`` sentences and pass by pass, each round
@@ -54,7 +60,7 @@ def time_translators(
         for batch in single:
             translator.translate(batch, batch_size=1, progress=False)
         results[name]["translations"] = translator.translate(
-            sentences, batch_size=64, progress=False
+            sentences, batch_size=batch_size, progress=False
         )
     blocks = [single[start : start + BATCH1_BLOCK] for start in range(0, len(single), BATCH1_BLOCK)]
     for number, block in enumerate(blocks):
@@ -64,7 +70,7 @@ def time_translators(
                 results[name]["batch1_seconds"].append(seconds)
     for number in range(reps):
         for name in in_turn(number):
-            translations, seconds = _seconds(translators[name], sentences, 64)
+            translations, seconds = _seconds(translators[name], sentences, batch_size)
             results[name]["translations"] = translations
             results[name]["pass_seconds"].append(seconds)
     return results
@@ -73,15 +79,21 @@ def time_translators(
 def main(spec_path: str) -> None:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from exports.ctranslate2 import CTranslate2Translator
+    from exports.litert import LiteRTTranslator
 
     with open(spec_path, encoding="utf-8") as file:
         spec = json.load(file)
+    loaders = {
+        "ctranslate2": lambda path: CTranslate2Translator(
+            path, length_penalty=spec["length_penalty"]
+        ),
+        "litert": LiteRTTranslator,
+    }
     translators = {
-        name: CTranslate2Translator(path, length_penalty=spec["length_penalty"])
-        for name, path in spec["exports"].items()
+        name: loaders[export["runtime"]](export["path"]) for name, export in spec["exports"].items()
     }
     timings = time_translators(
-        translators, spec["sentences"], spec["batch1_sentences"], spec["reps"]
+        translators, spec["sentences"], spec["batch1_sentences"], spec["reps"], spec["batch_size"]
     )
     loaded = sorted(module for module in sys.modules if module.startswith("tensorflow"))
     assert not loaded, f"TensorFlow was imported: {loaded[:3]}"

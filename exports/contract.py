@@ -45,7 +45,10 @@ of ``model.tflite``, ``spm.model`` and ``litert.json`` (:class:`LiteRTSettings`)
 ``translate_ids`` maps ``source_ids`` int32 ``(batch, source_len)`` (each source's SentencePiece
 ids, a multilingual model's with its tag in front, truncated to ``max_source_length - 1``, then
 EOS, padded with PAD) to ``output_ids`` int32 ``(batch, out_len)`` (each ends with EOS, then PAD):
-the search the work directory's config names, with its length penalty. Builtin ops only.
+the search the work directory's config names, with its length penalty. Builtin ops only. With
+``--litert_text`` also ``translate_text``: ``text`` tf.string ``[1]`` (one sentence) to
+``translation`` tf.string ``[1]``, tokenized and detokenized in the model by ``tensorflow_text``'s
+two SentencePiece custom ops (``SENTENCEPIECE_OPS``; unigram models of one target language).
 
 Imports no TensorFlow.
 
@@ -137,6 +140,13 @@ QUANTIZATIONS = ("float32", "int8", "int8_float32", "int16")
 LITERT_MODEL_FILE = "model.tflite"
 LITERT_SETTINGS_FILE = "litert.json"
 TRANSLATE_IDS, SOURCE_IDS, OUTPUT_IDS = "translate_ids", "source_ids", "output_ids"
+TRANSLATE_TEXT = "translate_text"
+# The only operators of a LiteRT export that are not LiteRT builtins: tensorflow_text's, in
+# translate_text alone (registered by tensorflow_text.tflite_registrar).
+SENTENCEPIECE_OPS = (
+    "CUSTOM:TFText>FastSentencepieceDetokenize",
+    "CUSTOM:TFText>FastSentencepieceTokenize",
+)
 LITERT_QUANTIZATIONS = ("float32", "float16", "dynamic_int8")
 
 

@@ -10,7 +10,9 @@ detokenizer crashed the process (a segmentation fault) for batches of two or mor
 What the search in the file does not offer (n-best lists, scores, prefixes, sampling,
 alignments) is a RequestError naming the runtimes that do.
 
-Imports no TensorFlow: ``ai-edge-litert``, ``sentencepiece`` and numpy only.
+Imports no TensorFlow: ``ai-edge-litert``, ``sentencepiece`` and numpy only;
+:func:`text_translation` (an export's ``translate_text``, as an app calls it) needs
+``tensorflow_text`` for the SentencePiece ops of that signature.
 
 Example:
     >>> LiteRTTranslator("runs/de_en/litert").translate(["Ein Hund rennt."])
@@ -20,12 +22,12 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import sentencepiece
 from ai_edge_litert import schema_py_generated as schema
-from ai_edge_litert.interpreter import Interpreter
+from ai_edge_litert.interpreter import Interpreter, InterpreterWithCustomOps
 
 from common.alignment import Alignment
 from common.errors import ConfigError
@@ -42,8 +44,11 @@ from exports.contract import (
     LITERT_MODEL_FILE,
     OUTPUT_IDS,
     SOURCE_IDS,
+    TEXT,
     TOKENIZER_FILE,
     TRANSLATE_IDS,
+    TRANSLATE_TEXT,
+    TRANSLATION,
     ExportError,
     LiteRTSettings,
 )
@@ -67,7 +72,7 @@ class LiteRTTranslator:
     """
 
     def __init__(self, path: str, threads: int = 0) -> None:
-        directory = os.path.dirname(path) if path.endswith(".tflite") else path
+        directory = export_directory(path)
         self.settings = LiteRTSettings.read(directory)
         if threads < 0:
             raise ConfigError(f"threads must be 0 (one per core) or more, got {threads}.")
@@ -173,6 +178,42 @@ class LiteRTTranslator:
         texts = sources_as_read(sentences, [language] * len(sentences), self.languages)
         lengths = [len(ids) for ids in self.tokenizer.encode(texts, out_type=int)]
         return truncation_warnings(lengths, self.max_source_length, first_number)
+
+
+def export_directory(path: str) -> str:
+    """A LiteRT export's directory, given as itself or as its ``model.tflite``."""
+    return os.path.dirname(os.path.abspath(path)) if path.endswith(".tflite") else path
+
+
+def text_translation(path: str, threads: int = 0) -> Callable[[str], str]:
+    """A function translating one sentence with the export's ``translate_text`` signature
+    (``export.py --litert_text``), in an interpreter with ``tensorflow_text``'s SentencePiece
+    ops registered, as an app runs it: tokenization, search and detokenization in the model.
+
+    Example:
+        >>> text_translation("/tmp/run/litert")("Ein Hund rennt.")
+        'A dog is running.'
+    """
+    from tensorflow_text import tflite_registrar
+
+    directory = export_directory(path)
+    if TRANSLATE_TEXT not in LiteRTSettings.read(directory).signatures:
+        raise ExportError(
+            f"The LiteRT export in {directory} has no {TRANSLATE_TEXT} signature: export it "
+            "again with --litert_text (unigram models of one target language)."
+        )
+    interpreter = InterpreterWithCustomOps(
+        model_path=os.path.join(directory, LITERT_MODEL_FILE),
+        custom_op_registerers=tflite_registrar.SELECT_TFTEXT_OPS,
+        num_threads=threads or len(os.sched_getaffinity(0)),
+    )
+    runner = interpreter.get_signature_runner(TRANSLATE_TEXT)
+
+    def translate(sentence: str) -> str:
+        outputs = runner(**{TEXT: np.array([sentence], dtype=object)})
+        return outputs[TRANSLATION][0].decode("utf-8", errors="replace")
+
+    return translate
 
 
 def _until_eos(ids: list[int]) -> list[int]:

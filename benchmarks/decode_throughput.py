@@ -206,11 +206,13 @@ def compare_with_ctranslate2(
     }
     litert_sizes = {}
     for quantization in LITERT_QUANTIZATIONS if litert else ():
-        path = export_litert(
+        litert_path = export_litert(
             translator, os.path.join(exports, f"litert_{quantization}"), quantization
         )
-        own_process[f"LiteRT {quantization}"] = {"runtime": "litert", "path": path}
-        litert_sizes[quantization] = os.path.getsize(os.path.join(path, "model.tflite")) / 2**20
+        own_process[f"LiteRT {quantization}"] = {"runtime": "litert", "path": litert_path}
+        litert_sizes[quantization] = (
+            os.path.getsize(os.path.join(litert_path, "model.tflite")) / 2**20
+        )
     penalty = _CT2_LENGTH_PENALTY.value
     if penalty is None:
         validation = read_split(data.corpus, config.data.validation_split, data.data_dir)

@@ -9,8 +9,9 @@ For each --lines count it writes a file of that many sentences (--sentences, shu
 as a program, one run at a time:
 
 * ``streamed``: the default window, uninterrupted;
-* ``killed, then continued``: the same command, sent SIGKILL at --kill_at of the streamed run's
-  time, then run again; its output is compared with the streamed run's;
+* ``killed, then continued``: the same command, sent SIGKILL once start-up is over and --kill_at
+  of the streamed run's time after it has passed, then run again; its output is compared with
+  the streamed run's;
 * ``whole file``: ``--window`` = the file (what translate.py did before it streamed), for the
   counts in --whole_file_lines.
 
@@ -45,7 +46,9 @@ _WHOLE_FILE_LINES = flags.DEFINE_list(
     "whole_file_lines", ["10000"], "Line counts also translated as one window (the old way)."
 )
 _KILL_AT = flags.DEFINE_float(
-    "kill_at", 0.5, "SIGKILL the second run at this share of the streamed run's time."
+    "kill_at",
+    0.5,
+    "SIGKILL the second run after start-up and this share of the streamed run's time after it.",
 )
 _SENTENCES = flags.DEFINE_string(
     "sentences",
@@ -142,7 +145,7 @@ def main(argv: list[str]) -> None:
         assert code == 0, f"translate.py failed on {source}"
         print(row("streamed", count, seconds, start_up, rss), flush=True)
         resumed = os.path.join(scratch, f"resumed.{count}.txt")
-        kill_after = _KILL_AT.value * seconds
+        kill_after = start_up + _KILL_AT.value * (seconds - start_up)  # never during start-up
         first, first_rss, code = run(translate_command(source, resumed), kill_after)
         done = written_lines(resumed)
         second, second_rss, code = run(translate_command(source, resumed))

@@ -14,11 +14,16 @@ python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt  # c
 python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt --n_best=3 \
     --return_alternatives                                # 3 next words, each continued
 python translate.py --workdir=DIR --input=in.txt --alignments=hard  # "TEXT ||| 0-0 1-1 ..."
+python translate.py --workdir=DIR --document --source_lang=de --input=doc.txt --output=doc.en.txt
 
 A file is translated --window lines at a time into OUTPUT.partial (renamed OUTPUT when done);
 the same command after an interruption continues it (cli/streaming.py).
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
+
+With --document the input is running text, not a sentence a line: it is split into sentences
+(common/documents.py), translated, and put back together with its spaces, line breaks and blank
+lines; interactively each line typed is such a text.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from cli.translation_output import (
     format_hypotheses,
     one_line,
 )
+from common.files import atomic_write_text
 from common.language_tags import UnknownLanguageError, check_language
 from common.translation import RequestError, TranslationRequest, Translator
 
@@ -96,6 +102,15 @@ _ALIGNMENTS = flags.DEFINE_enum(
     "Write each translation's word alignment with its source: hard (Pharaoh links 'i-j', "
     "source word - target word) or soft (per subword, the attention weights).",
 )
+_DOCUMENT = flags.DEFINE_boolean(
+    "document",
+    False,
+    "The input is running text (paragraphs, documents): split into sentences, each translated, "
+    "the output laid out as the input (spaces, line breaks, blank lines kept).",
+)
+_SOURCE_LANG = flags.DEFINE_string(
+    "source_lang", "en", "--document: the source's language (ISO 639), for sentence splitting."
+)
 SWITCH_LANGUAGE = ":lang"
 _PLOT_ATTENTION = flags.DEFINE_string(
     "plot_attention",
@@ -126,7 +141,9 @@ def interactive(translator: Translator, request: TranslationRequest) -> None:
                 continue
             for warning in translator.truncation_warnings([line], request):
                 print(warning, file=sys.stderr)
-            if _PLOT_ATTENTION.value:
+            if _DOCUMENT.value:
+                print(document_translation(translator, line, request), flush=True)
+            elif _PLOT_ATTENTION.value:
                 from inference.attention_plot import plot_cross_attention
 
                 translation = plot_cross_attention(translator, line, _PLOT_ATTENTION.value, request)
@@ -238,12 +255,70 @@ def main(argv: list[str]) -> None:
     except RequestError as error:
         sys.exit(f"error: {error}")
     request.language(translator.languages)  # checked before reading the input
+    if _DOCUMENT.value:
+        check_document_flags(request)
     if _INPUT.value is None:
         if _TARGET_PREFIX.value is not None:
             sys.exit("error: --target_prefix gives a line for each line of --input: give both.")
         interactive(translator, request)
         return
+    if _DOCUMENT.value:
+        translate_document_file(translator, request)
+        return
     translate_file(translator, request)
+
+
+def check_document_flags(request: TranslationRequest) -> None:
+    """Exits with a one-line error for a flag --document cannot take: a document is written
+    back as text, a translation in each sentence's place."""
+    given = [
+        name
+        for name, wrong in (
+            ("--n_best", request.n_best > 1 or request.return_alternatives),
+            ("--with_scores", _WITH_SCORES.value),
+            ("--output_format=jsonl", _OUTPUT_FORMAT.value != "text"),
+            ("--alignments", _ALIGNMENTS.value is not None),
+            ("--target_prefix", _TARGET_PREFIX.value is not None),
+            ("--plot_attention", _PLOT_ATTENTION.value is not None),
+        )
+        if wrong
+    ]
+    if given:
+        sys.exit(
+            f"error: --document writes the text back with a translation in each sentence's "
+            f"place; it cannot take {' or '.join(given)}."
+        )
+
+
+def document_translation(translator: Translator, text: str, request: TranslationRequest) -> str:
+    """``text`` translated as a document (:func:`common.documents.translate_document`)."""
+    from common.documents import translate_document
+
+    return translate_document(
+        translator, text, request, _SOURCE_LANG.value, _BATCH_SIZE.value, progress=False
+    )
+
+
+def translate_document_file(translator: Translator, request: TranslationRequest) -> None:
+    """--input (a file, or '-': standard input) translated as one document into --output
+    (written atomically) or standard output."""
+    if _INPUT.value == STDIO:
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(_INPUT.value, encoding="utf-8") as file:
+                text = file.read()
+        except FileNotFoundError:
+            sys.exit(f"error: no such file: {_INPUT.value}")
+        except UnicodeDecodeError as error:
+            sys.exit(
+                f"error: {_INPUT.value} is not UTF-8 text ({error.reason} at byte {error.start})."
+            )
+    translation = document_translation(translator, text, request)
+    if _OUTPUT.value is None or _OUTPUT.value == STDIO:
+        sys.stdout.write(translation)
+    else:
+        atomic_write_text(_OUTPUT.value, translation)
 
 
 def translate_file(translator: Translator, request: TranslationRequest) -> None:

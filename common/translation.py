@@ -224,6 +224,11 @@ class Translator(Protocol):
         """A multilingual model's target languages, sorted; () for one target language."""
         ...
 
+    @property
+    def max_source_length(self) -> int:
+        """The tokens (EOS included) of a source the model reads; the rest is truncated."""
+        ...
+
     def translate(
         self,
         sentences: Sequence[str],
@@ -269,6 +274,13 @@ class Translator(Protocol):
         """Each target's word alignment with its source (:class:`common.alignment.Alignment`:
         Pharaoh links and the soft alignment), read off the model's attention as it writes the
         target: any translation, the model's own (:meth:`translate`'s) or given."""
+        ...
+
+    def source_lengths(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[int]:
+        """Each sentence's token count (without EOS) as the model reads it for ``request`` (a
+        multilingual model's with its tag); over ``max_source_length - 1``, it is truncated."""
         ...
 
     def truncation_warnings(

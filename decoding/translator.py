@@ -197,10 +197,19 @@ class ModelTranslator(tf.Module):
         return self.options.beam_size
 
     @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
-    def source_lengths(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
+    def source_token_counts(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
         """``(batch,)`` strings -> ``(batch,)`` int64 token counts, without EOS, of the sources
         as the model reads them (a multilingual model's with their tags)."""
         return self.tokenizer.tokenize(self._tagged(text, target_lang)).row_lengths()
+
+    def source_lengths(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[int]:
+        """Each sentence's token count (without EOS) as the model reads it (tag included)."""
+        language = request.language(self.languages)
+        if not sentences:
+            return []
+        return self.source_token_counts(*request_columns(sentences, language)).numpy().tolist()
 
     def truncation_warnings(
         self,
@@ -208,10 +217,7 @@ class ModelTranslator(tf.Module):
         request: TranslationRequest = TranslationRequest(),
         first_number: int = 1,
     ) -> list[str]:
-        language = request.language(self.languages)
-        if not sentences:
-            return []
-        lengths = self.source_lengths(*request_columns(sentences, language)).numpy().tolist()
+        lengths = self.source_lengths(sentences, request)
         return truncation_warnings(lengths, self.max_source_length, first_number)
 
     @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)

@@ -174,10 +174,16 @@ class LiteRTTranslator:
         request: TranslationRequest = TranslationRequest(),
         first_number: int = 1,
     ) -> list[str]:
+        lengths = self.source_lengths(sentences, request)
+        return truncation_warnings(lengths, self.max_source_length, first_number)
+
+    def source_lengths(
+        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
+    ) -> list[int]:
+        """Each sentence's token count (without EOS) as the model reads it (tag included)."""
         language = request.language(self.languages)
         texts = sources_as_read(sentences, [language] * len(sentences), self.languages)
-        lengths = [len(ids) for ids in self.tokenizer.encode(texts, out_type=int)]
-        return truncation_warnings(lengths, self.max_source_length, first_number)
+        return [len(ids) for ids in self.tokenizer.encode(texts, out_type=int)]
 
 
 def export_directory(path: str) -> str:

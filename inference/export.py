@@ -57,7 +57,7 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     # What the signatures read: the model's variables and the SentencePiece model. Not the
     # translator itself, whose graph functions the save would trace once more.
     export.model, export.tokenizer = translator.model, translator.tokenizer
-    setattr(export, SOURCE_LENGTHS, translator.source_lengths)
+    setattr(export, SOURCE_LENGTHS, translator.source_token_counts)
     variables = {
         BEAM_SIZE_VARIABLE: translator.beam_size,
         MAX_SOURCE_LENGTH_VARIABLE: translator.max_source_length,

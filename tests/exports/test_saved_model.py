@@ -42,11 +42,11 @@ def _earlier_export(translator, path: str, lacks: str) -> str:
         root.max_source_length_variable = tf.Variable(6, trainable=False)
     if lacks == SOURCE_LENGTHS:
         root.source_lengths = tf.function(
-            lambda text: translator.source_lengths(text, tf.fill(tf.shape(text), "")),
+            lambda text: translator.source_token_counts(text, tf.fill(tf.shape(text), "")),
             input_signature=[spec],
         )
     else:  # as export.py writes it
-        root.source_lengths = translator.source_lengths
+        root.source_lengths = translator.source_token_counts
     signatures = {
         "serving_default": tf.function(serve, input_signature=[spec]),
         "scored": tf.function(scored, input_signature=[spec]),

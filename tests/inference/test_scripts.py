@@ -262,6 +262,45 @@ def test_translate_files_keep_order_and_saved_model_matches(workdir, tiny_saved_
     assert alone.stdout.splitlines() == [outputs["workdir"][2]]  # same alone as in a batch
 
 
+def test_translate_document_keeps_the_layout_in_every_runtime(workdir, tiny_saved_model, tmp_path):
+    """--document: each sentence translated as translate.py translates it alone, in its place;
+    spaces, line breaks and blank lines as in the input (file and standard input alike)."""
+    from common.documents import split_document
+
+    text = "Ein Hund rennt.  Zwei Männer spielen Fußball!\n\n  Eine Frau liest.\nEnde\n"
+    source = tmp_path / "doc.de"
+    source.write_text(text, encoding="utf-8")
+    document = split_document(text, "de")
+    sentences = run_in_process(
+        "translate.py", f"--workdir={workdir}", "--input=-", stdin="\n".join(document.sentences)
+    ).stdout.splitlines()
+    for flag in (f"--workdir={workdir}", f"--saved_model={tiny_saved_model}"):
+        target = tmp_path / "doc.en"
+        completed = run_in_process(
+            "translate.py", flag, "--document", "--source_lang=de", f"--input={source}",
+            f"--output={target}",
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stderr
+        assert target.read_text(encoding="utf-8") == document.joined(sentences)
+    piped = run_in_process(
+        "translate.py", f"--workdir={workdir}", "--document", "--input=-", stdin=text
+    )
+    assert piped.stdout == document.joined(sentences)
+    refused = run_in_process(
+        "translate.py",
+        f"--workdir={workdir}",
+        "--document",
+        "--n_best=1",
+        "--alignments=hard",
+        f"--input={source}",
+    )
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "error: --document writes the text back with a translation in each sentence's place; it "
+        "cannot take --alignments."
+    )
+
+
 def test_translate_continues_an_interrupted_file_to_an_uninterrupted_runs_output(
     workdir, tiny_saved_model, tmp_path, monkeypatch
 ):

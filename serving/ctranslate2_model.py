@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from common.alignment import Alignment
-from common.translation import Hypothesis, Sampling
+from common.translation import Hypothesis, Sampling, TranslationRequest
 from exports.contract import (
     ALIGNMENT,
     ATTENTION,
@@ -171,6 +171,10 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         translator.languages,
         translator.beam_size,
         sampler,
+        source_lengths=lambda texts, language: translator.source_lengths(
+            texts, TranslationRequest(target_lang=language or None)
+        ),
+        max_source_length=translator.max_source_length,
     )
 
 

@@ -1,5 +1,5 @@
 """Per-instance translation options of ``:predict`` rows: ``n_best``, ``with_scores``,
-``target_prefix`` and ``alignments``.
+``target_prefix``, ``alignments``, ``sampling`` and ``document``.
 
 Beyond TensorFlow Serving (whose rows carry a signature's inputs only): a row of
 ``serving_default`` in row format may also carry the options of its translation, and the rows of
@@ -21,7 +21,12 @@ one request may differ:
   translation is sampled (:class:`common.translation.Sampling`), by a model whose runtime samples
   (a CTranslate2 export; a SavedModel translates with the search it was exported with); not with
   ``n_best``, ``with_scores`` or ``target_prefix``. The rows of one request with the same
-  settings are sampled together: the same request gives the same samples.
+  settings are sampled together: the same request gives the same samples;
+* ``"document": true`` (and ``"source_lang": "de"``, the source's language for sentence
+  splitting, ``en`` by default): the text is running text, translated sentence by sentence into
+  one string with its spaces, line breaks and blank lines kept (:mod:`common.documents`; a
+  sentence longer than the model reads is cut first); not with the other options. Its text is
+  bounded by ``--max_body_bytes``, not ``--max_sentence_chars``.
 
 A row without options gets what ``serving_default`` gives it, the translation as a string. Its
 rows run through ``serving_default`` (batched with other requests' rows), the others through the
@@ -44,6 +49,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 import numpy as np
 
 from common.alignment import alignments_of
+from common.documents import split_document
 from common.translation import RequestError, Sampling, TranslationRequest, hypotheses_rows
 from exports.contract import (
     ALIGNMENT,
@@ -71,8 +77,17 @@ from serving.registry import SAMPLED, ServedModel, Signature
 # Hypothesis.fields()).
 N_BEST_FIELD, WITH_SCORES_FIELD = "n_best", "with_scores"
 TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD, SAMPLING_FIELD = TARGET_PREFIX, "alignments", "sampling"
+DOCUMENT_FIELD, SOURCE_LANG_FIELD = "document", "source_lang"
 OPTION_FIELDS = frozenset(
-    {N_BEST_FIELD, WITH_SCORES_FIELD, TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD, SAMPLING_FIELD}
+    {
+        N_BEST_FIELD,
+        WITH_SCORES_FIELD,
+        TARGET_PREFIX_FIELD,
+        ALIGNMENTS_FIELD,
+        SAMPLING_FIELD,
+        DOCUMENT_FIELD,
+        SOURCE_LANG_FIELD,
+    }
 )
 SAMPLING_SETTINGS = tuple(field.name for field in dataclasses.fields(Sampling))
 ALIGNMENT_KINDS = ("hard", "soft")
@@ -86,13 +101,15 @@ RunSignature = Callable[[Signature, Mapping[str, list[str]]], Awaitable[Mapping[
 class RowOptions:
     """The options of one row: ``n_best`` hypotheses (None: not asked), ``with_scores``, the
     ``target_prefix`` its translation starts with, its ``alignments`` (hard, soft or None) and
-    its ``sampling``."""
+    its ``sampling``; a ``document``'s ``source_lang``."""
 
     n_best: int | None = None
     with_scores: bool = False
     target_prefix: str | None = None
     alignments: str | None = None
     sampling: Sampling | None = None
+    document: bool = False
+    source_lang: str = "en"
 
     @property
     def signature(self) -> str:
@@ -167,7 +184,25 @@ def _options(row: object, where: str) -> RowOptions:
             f"{where}: a sampled translation comes alone: drop {N_BEST_FIELD}, "
             f"{WITH_SCORES_FIELD} and {TARGET_PREFIX_FIELD}, or {SAMPLING_FIELD}"
         )
-    return RowOptions(n_best, with_scores, target_prefix, alignments, sampling)
+    document = row.get(DOCUMENT_FIELD, False)
+    if not isinstance(document, bool):
+        raise bad_request(f"{where}.{DOCUMENT_FIELD} must be true or false, not {document!r}")
+    source_lang = row.get(SOURCE_LANG_FIELD, "en")
+    if not isinstance(source_lang, str) or not source_lang:
+        raise bad_request(
+            f"{where}.{SOURCE_LANG_FIELD} must be a language code, not {source_lang!r}"
+        )
+    if SOURCE_LANG_FIELD in row and not document:
+        raise bad_request(f'{where}.{SOURCE_LANG_FIELD} goes with "{DOCUMENT_FIELD}": true')
+    others = [n_best is not None, with_scores, target_prefix, alignments, sampling]
+    if document and any(value not in (None, False) for value in others):
+        raise bad_request(
+            f"{where}: a {DOCUMENT_FIELD} comes back as one text: drop {N_BEST_FIELD}, "
+            f"{WITH_SCORES_FIELD}, {TARGET_PREFIX_FIELD}, {ALIGNMENTS_FIELD} and {SAMPLING_FIELD}"
+        )
+    return RowOptions(
+        n_best, with_scores, target_prefix, alignments, sampling, document, source_lang
+    )
 
 
 def _sampling(value: object, where: str) -> Sampling | None:
@@ -207,19 +242,71 @@ async def predict_rows(
         )
     rows_by_run: dict[str | Sampling, list[int]] = {}
     for row, option in enumerate(options):
-        rows_by_run.setdefault(option.run_key, []).append(row)
+        if not option.document:
+            rows_by_run.setdefault(option.run_key, []).append(row)
     _check(model, options)
     keys = list(rows_by_run)
-    outputs = await asyncio.gather(
-        *(run(_signature_of(model, key), _rows(columns, rows_by_run[key], options)) for key in keys)
+    documents = [row for row, option in enumerate(options) if option.document]
+    *outputs, translated = await asyncio.gather(
+        *(
+            run(_signature_of(model, key), _rows(columns, rows_by_run[key], options))
+            for key in keys
+        ),
+        _translate_documents(model, columns, documents, options, run),
     )
     predictions: list[object] = [None] * len(options)
+    for row, text in zip(documents, translated, strict=True):
+        predictions[row] = text
     for key, output in zip(keys, outputs, strict=True):
         for position, row in enumerate(rows_by_run[key]):
             predictions[row] = _prediction(output, position, options[row])
     if any(option.alignments for option in options):
         await _add_alignments(model, columns, options, predictions, run)
     return predictions
+
+
+async def _translate_documents(
+    model: ServedModel,
+    columns: Mapping[str, list[str]],
+    rows: list[int],
+    options: Sequence[RowOptions],
+    run: RunSignature,
+) -> list[str]:
+    """Each document row translated (:func:`common.documents.split_document`): the sentences
+    of all of them run through ``serving_default`` at once, each put back in its place."""
+    if not rows:
+        return []
+    documents = []
+    for row in rows:
+        language = columns[TARGET_LANG][row] if TARGET_LANG in columns else ""
+        documents.append(
+            split_document(columns[TEXT][row], options[row].source_lang, _too_long(model, language))
+        )
+    sentences = {TEXT: [sentence for document in documents for sentence in document.sentences]}
+    if TARGET_LANG in columns:
+        sentences[TARGET_LANG] = [
+            columns[TARGET_LANG][row]
+            for row, document in zip(rows, documents, strict=True)
+            for _ in document.sentences
+        ]
+    translations = []
+    if sentences[TEXT]:
+        output = await run(model.signature(SERVING_DEFAULT), sentences)
+        translations = [text.decode("utf-8", errors="replace") for text in output[TRANSLATION]]
+    joined, start = [], 0
+    for document in documents:
+        end = start + len(document.sentences)
+        joined.append(document.joined(translations[start:end]))
+        start = end
+    return joined
+
+
+def _too_long(model: ServedModel, language: str) -> Callable[[list[str]], list[bool]] | None:
+    """Which sentences ``model`` would truncate (into ``language``); None when it cannot say."""
+    if model.source_lengths is None or model.max_source_length is None:
+        return None
+    limit = model.max_source_length - 1
+    return lambda texts: [length > limit for length in model.source_lengths(texts, language)]
 
 
 def _signature_of(model: ServedModel, key: str | Sampling) -> Signature:

@@ -77,6 +77,11 @@ class ServedModel:
     # A runtime that samples (CTranslate2): the signature of translations sampled with the given
     # settings, taking serving_default's inputs; None for one that cannot (a SavedModel).
     sampler: Callable[[Sampling], Signature] | None = None
+    # Sources' token counts (texts and their one target language, "" for none), and the tokens
+    # a source may have (EOS included): document rows cut longer sentences first. None for a
+    # model that does not tell (a SavedModel not exported by this project).
+    source_lengths: Callable[[list[str], str], list[int]] | None = None
+    max_source_length: int | None = None
 
     def signature(self, name: str) -> Signature:
         """The signature called ``name``; 400 (as TensorFlow Serving) when there is none.

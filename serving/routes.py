@@ -131,8 +131,9 @@ class Endpoints:
         signature = model.signature(parsed.signature_name)
         options = row_options(parsed.payload, parsed.columnar)
         columns = parsed.columns(signature.inputs)
-        for column in columns.values():
-            self.limits.check_sentences(column)
+        documents = {row for row, option in enumerate(options or ()) if option.document}
+        for column in columns.values():  # a document row's text: bounded by the body's size
+            self.limits.check_sentences([t for row, t in enumerate(column) if row not in documents])
         model.check_languages(columns)
         if options is not None:
             rows = predict_rows(model, signature, columns, options, self._runner(model))

@@ -22,7 +22,12 @@ import tensorflow as tf
 from google.protobuf import json_format
 from tensorflow.core.protobuf import saved_model_pb2
 
-from exports.contract import BEAM_SIZE_VARIABLE, LANGUAGES_VARIABLE
+from exports.contract import (
+    BEAM_SIZE_VARIABLE,
+    LANGUAGES_VARIABLE,
+    MAX_SOURCE_LENGTH_VARIABLE,
+    SOURCE_LENGTHS,
+)
 from exports.saved_model import check_version
 from serving.errors import bad_request
 from serving.registry import ServedModel, Signature, model_version_dir
@@ -68,9 +73,11 @@ def load_saved_model(name: str, path: str) -> ServedModel:
     languages = ()
     if hasattr(loaded, LANGUAGES_VARIABLE):  # a multilingual export (inference.export)
         languages = tuple(lang.decode() for lang in getattr(loaded, LANGUAGES_VARIABLE).numpy())
-    beam_size = 1
+    beam_size, source_lengths, max_source_length = 1, None, None
     if hasattr(loaded, BEAM_SIZE_VARIABLE):  # an export of this project
         beam_size = int(getattr(loaded, BEAM_SIZE_VARIABLE).numpy())
+        max_source_length = int(getattr(loaded, MAX_SOURCE_LENGTH_VARIABLE).numpy())
+        source_lengths = _source_lengths(getattr(loaded, SOURCE_LENGTHS))
     return ServedModel(
         name,
         version,
@@ -81,7 +88,19 @@ def load_saved_model(name: str, path: str) -> ServedModel:
         loaded,
         languages,
         beam_size,
+        source_lengths=source_lengths,
+        max_source_length=max_source_length,
     )
+
+
+def _source_lengths(function) -> Callable[[list[str], str], list[int]]:
+    """The export's ``source_lengths`` function on a list of texts into one language."""
+
+    def run(texts: list[str], language: str) -> list[int]:
+        text = tf.constant(texts, tf.string, shape=[len(texts)])
+        return function(text, tf.fill([len(texts)], language)).numpy().tolist()
+
+    return run
 
 
 def _numpy_function(

@@ -8,6 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from common.alignment import alignments_of
+from common.documents import split_document
 from common.translation import Sampling
 from serving.app import create_app
 from serving.batching import BatchingOptions
@@ -58,6 +59,16 @@ def test_rows_without_options_ask_for_none_and_each_bad_value_is_named():
         (
             {"text": "Ja", "sampling": {"seed": 1}, "n_best": 2},
             r"instances\[1\]: a sampled translation comes alone: drop n_best",
+        ),
+        ({"text": "Ja", "document": "yes"}, r"instances\[1\].document must be true or false"),
+        ({"text": "Ja", "source_lang": "de"}, r'instances\[1\].source_lang goes with "document"'),
+        (
+            {"text": "Ja", "document": True, "source_lang": 7},
+            r"instances\[1\].source_lang must be a language code, not 7",
+        ),
+        (
+            {"text": "Ja", "document": True, "alignments": "hard"},
+            r"instances\[1\]: a document comes back as one text: drop n_best",
         ),
     ]:
         with pytest.raises(ApiError, match=message) as error:
@@ -242,3 +253,24 @@ def test_sampled_rows_repeat_their_seed_and_a_saved_model_says_where_to_sample(c
         "translates with the search it was exported with and cannot sample: serve a "
         in (refused.json()["error"])
     )
+
+
+@pytest.mark.parametrize("model", ["saved", "ct2"])
+def test_a_document_row_comes_back_as_one_text_laid_out_as_it_came(
+    client, served, translate_directly, model
+):
+    """Its sentences translated as each alone, in their places; one longer than the model
+    reads (48 tokens) cut first; the other rows as ever."""
+    long = ", ".join(["Ein Hund rennt"] * 12) + "."
+    text = f"{SENTENCES[0]}  {SENTENCES[1]}\n\n  {long}\n"
+    rows = [{"text": text, "document": True, "source_lang": "de"}, SENTENCES[3]]
+    answer = client.post(f"/v1/models/{model}:predict", json={"instances": rows})
+    assert answer.status_code == 200, answer.text
+    document, plain = answer.json()["predictions"]
+    limit = served[model].max_source_length - 1
+    split = split_document(
+        text, "de", lambda texts: [n > limit for n in served[model].source_lengths(texts, "")]
+    )
+    assert len(split.sentences) > 3  # the long one was cut
+    assert document == split.joined(translate_directly(served[model], split.sentences))
+    assert plain == translate_directly(served[model], [SENTENCES[3]])[0]

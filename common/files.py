@@ -70,6 +70,7 @@ def atomic_directory(path: str) -> Iterator[str]:
         os.makedirs(parent, exist_ok=True)
         staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(path)}.tmp-")
         try:
+            os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's is 0700; os.makedirs', this
             yield staging
             if os.path.exists(path):
                 previous = f"{staging}.old"
@@ -83,10 +84,14 @@ def atomic_directory(path: str) -> Iterator[str]:
             raise
 
 
-def _new_file_mode() -> int:
+def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask
+
+
+def _new_file_mode() -> int:
+    return 0o666 & ~_umask()
 
 
 def write_json(path: str, value: dict) -> None:

@@ -37,3 +37,10 @@ def test_a_read_only_directory_is_named(tmp_path, monkeypatch):
     with pytest.raises(StorageError, match=f"read-only while writing {path};"):
         files.write_json(str(path), {"a": 1})
     assert not path.exists()
+
+
+def test_an_atomic_directory_gets_the_mode_a_new_directory_gets(tmp_path):
+    with files.atomic_directory(str(tmp_path / "export")) as staging:
+        files.atomic_write_text(os.path.join(staging, "model.bin"), "weights")
+    (tmp_path / "plain").mkdir()
+    assert (tmp_path / "export").stat().st_mode == (tmp_path / "plain").stat().st_mode

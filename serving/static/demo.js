@@ -2,7 +2,8 @@
 // multilingual model's rows name their target language), each translation with its confidence
 // and, on request, its alternatives (the n-best list) with their scores, or continuing a typed
 // start of the translation; then show the cross-attention signature's heat maps (one per head)
-// and the translation's word alignment for a chosen sentence. Every signature, input, output
+// and the translation's word alignment for a chosen sentence; or translate the text box as a
+// document (running text, sentences found by the server, the layout kept). Every signature, input, output
 // and option name comes from the server, none is written here.
 "use strict";
 
@@ -14,6 +15,8 @@ const alternativesSelect = document.getElementById("alternatives");
 const alternativesLabel = document.querySelector('label[for="alternatives"]');
 const source = document.getElementById("source");
 const prefixInput = document.getElementById("prefix");
+const documentBox = document.getElementById("document");
+const sourceLanguage = document.getElementById("source-lang");
 const alignmentMap = document.getElementById("alignment-map");
 const alignmentTitle = document.getElementById("alignment-title");
 const alignmentCaption = document.getElementById("alignment-caption");
@@ -166,7 +169,35 @@ function translationItem(prediction, sentence) {
   return item;
 }
 
+// The text box as one document row; its translation shown as one text, laid out as typed.
+async function translateDocument() {
+  const text = source.value;
+  if (!text.trim()) return;
+  const model = modelSelect.value;
+  showStatus("Translating…");
+  const request = ++latestTranslation;
+  const options = { [names.document]: true, [names.sourceLang]: sourceLanguage.value.trim() || "en" };
+  try {
+    const { predictions } = await predict(model, {
+      signature_name: names.translate,
+      instances: instances(model, [text], options),
+    });
+    if (request !== latestTranslation) return;
+    const item = document.createElement("li");
+    const translation = document.createElement("div");
+    translation.className = "translation document";
+    translation.textContent = predictions[0];
+    item.append(translation);
+    list.replaceChildren(item);
+    attention.hidden = true;
+    showStatus(`A document translated by ${model}.`);
+  } catch (error) {
+    if (request === latestTranslation) showStatus(error.message, true);
+  }
+}
+
 async function translate() {
+  if (documentBox.checked) return translateDocument();
   const sentences = source.value.split("\n").map((s) => s.trim()).filter((s) => s);
   if (!sentences.length) return;
   const model = modelSelect.value;

@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
 from common.alignment import alignments_of
+from common.documents import split_document
 from serving.saved_model import load_saved_model
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; scripts/test.sh installs it when missing
@@ -120,6 +121,29 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     page.locator("#prefix").fill(prefix)
     page.locator("#prefix").press("Enter")
     expect(page.locator("#translations .translation")).to_have_text([continued.decode()])
+    page.close()
+
+
+def test_a_document_comes_back_as_one_text_laid_out_as_typed(browser, demo, translate_directly):
+    """The box ticked, the text box is one document row: the answer is the server's, shown
+    with its line breaks."""
+    url, models = demo
+    model = MODELS[0]
+    text = f"{SENTENCE} Ja.\n\nEin Hund rennt."
+    split = split_document(text, "de")
+    expected = split.joined(translate_directly(models[model], split.sentences))
+    page = browser.new_page()
+    page.goto(f"{url}/")
+    expect(page.locator(f"#model option[value='{model}']")).to_have_count(1)
+    page.select_option("#model", model)
+    page.locator("#document").check()
+    page.locator("#source").fill(text)
+    page.locator("#source").press("Enter")
+    shown = page.locator("#translations .translation.document")
+    expect(shown).to_have_count(1)
+    assert shown.evaluate("node => node.textContent") == expected
+    assert "\n\n" in shown.inner_text()  # the blank line between the paragraphs, drawn
+    expect(page.locator("#status")).to_have_text(f"A document translated by {model}.")
     page.close()
 
 

@@ -123,6 +123,8 @@ def test_status_and_metadata(client, tiny_served):
             "withScores": "with_scores",
             "targetPrefix": "target_prefix",
             "alignments": "alignments",
+            "document": "document",
+            "sourceLang": "source_lang",
             "alignment": "alignment",
             "hypotheses": "hypotheses",
             "confidence": "confidence",

@@ -34,6 +34,12 @@ HARMLESS = re.compile(
     rb"|^To enable the following instructions: .* rebuild TensorFlow with the appropriate"
     rb"|^INFO:tensorflow:"  # its Python logger's informational lines ("Assets written to: ...")
     rb"|^INFO: Created TensorFlow Lite XNNPACK delegate for CPU\.$"  # LiteRT's, on loading
+    # The LiteRT converter's note on the SentencePiece custom ops export.py --litert_text puts
+    # in the model on purpose (any other custom op is refused in one line).
+    rb"|^Custom ops: TFText>FastSentencepiece\w+(, TFText>FastSentencepiece\w+)*$"
+    rb"|^Details:$"  # (between those two: the converter's heading of the op list)
+    rb"|^\ttf\.TFText>FastSentencepiece\w+\("
+    rb"|^See instructions: https://www\.tensorflow\.org/lite/guide/ops_custom$"
     # The graph node a logged op error names, on a line of its own after the (warning) line: a
     # SavedModel's in-graph check refusing a request in serve.py, already answered as a 400.
     rb"|^\s*\[\[\{\{(?:function_)?node "

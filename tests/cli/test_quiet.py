@@ -26,6 +26,11 @@ from tests.script_runner import REPO_ROOT
         b"normalizer.cc(51) LOG(INFO) precompiled_charsmap is empty. use identity normalization.",
         b"INFO:tensorflow:Assets written to: /tmp/run/.saved_model.tmp-4_3qtdal/assets",
         b"\t [[{{function_node __inference__translate_to_16526}}{{node Assert/Assert}}]]",
+        b"INFO: Created TensorFlow Lite XNNPACK delegate for CPU.",
+        b"Custom ops: TFText>FastSentencepieceDetokenize, TFText>FastSentencepieceTokenize",
+        b"Details:",
+        b"\ttf.TFText>FastSentencepieceTokenize(tensor<14356xui8>, tensor<1x!tf_type.string>)",
+        b"See instructions: https://www.tensorflow.org/lite/guide/ops_custom",
     ],
 )
 def test_tensorflow_start_up_lines_are_noise(line):
@@ -40,6 +45,7 @@ def test_tensorflow_start_up_lines_are_noise(line):
         b"F0000 00:00:1795737658.6 15546 logging.cc:52] Check failed: ok",
         b"Traceback (most recent call last):",
         b"warning: sentence 2 has 70 tokens; only the first 63 are translated.",
+        b"Custom ops: RaggedGather, TFText>FastSentencepieceTokenize",  # one that is refused
     ],
 )
 def test_errors_and_our_lines_are_shown(line):

@@ -95,7 +95,7 @@ CT2_TARGET_SHARE = 0.5
 # --workdir: the default export's share of CTranslate2 float32's speed at batch 64 and batch 1.
 CT2_BATCH64_TARGET_SHARE = 0.8
 CT2_BATCH1_TARGET_SHARE = 1.0
-LITERT_QUANTIZATIONS = ("float32", "dynamic_int8")
+TIMED_LITERT_QUANTIZATIONS = ("float32", "dynamic_int8")
 
 
 @dataclasses.dataclass
@@ -205,7 +205,7 @@ def compare_with_ctranslate2(
         for quantization in ("float32", "int8")
     }
     litert_sizes = {}
-    for quantization in LITERT_QUANTIZATIONS if litert else ():
+    for quantization in TIMED_LITERT_QUANTIZATIONS if litert else ():
         litert_path = export_litert(
             translator, os.path.join(exports, f"litert_{quantization}"), quantization
         )

@@ -15,11 +15,17 @@ python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt --n_
     --return_alternatives                                # 3 next words, each continued
 python translate.py --workdir=DIR --input=in.txt --alignments=hard  # "TEXT ||| 0-0 1-1 ..."
 python translate.py --workdir=DIR --document --source_lang=de --input=doc.txt --output=doc.en.txt
+python translate.py --workdir=DIR --terms=glossary.tsv --input=in.txt   # "Hund<TAB>hound" lines
+python translate.py --workdir=DIR --terms=terms.jsonl --input=in.txt    # {"terms": ["hound"]}
 
 A file is translated --window lines at a time into OUTPUT.partial (renamed OUTPUT when done);
 the same command after an interruption continues it (cli/streaming.py).
 
 Interactively, a multilingual model's target language changes with a line ":lang CODE".
+
+--terms makes the search place terms (common/glossary.py, decoding/constraints.py): a glossary
+requires its target term in every sentence holding its source phrase (interactively and with
+--document too); a .jsonl file gives each --input line its own "terms" and "avoid" phrases.
 
 With --document the input is running text, not a sentence a line: it is split into sentences
 (common/documents.py), translated, and put back together with its spaces, line breaks and blank
@@ -29,6 +35,7 @@ lines; interactively each line typed is such a text.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 
 from absl import flags
@@ -46,8 +53,9 @@ from cli.translation_output import (
     one_line,
 )
 from common.files import atomic_write_text
+from common.glossary import Glossary
 from common.language_tags import UnknownLanguageError, check_language
-from common.translation import RequestError, TranslationRequest, Translator
+from common.translation import RequestError, Terms, TranslationRequest, Translator
 
 _RUNTIME = define_runtime_flags()
 _SAMPLING = define_sampling_flags()
@@ -59,6 +67,15 @@ _TARGET_PREFIX = flags.DEFINE_string(
     "File of each --input line's start of its translation, a line each (an empty line: none); "
     "the search goes on from it.",
 )
+_TERMS = flags.DEFINE_string(
+    "terms",
+    None,
+    "Terms the translations hold (--workdir): a glossary file of 'source phrase<TAB>target term' "
+    "lines (the term is required where its source phrase occurs, as whole words in any case), "
+    'or FILE.jsonl: a JSON object a --input line, {"terms": [...], "avoid": [...]} (an empty '
+    "line: none).",
+)
+PER_LINE_TERMS = ".jsonl"
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch.")
 _WINDOW = flags.DEFINE_integer(
     "window",
@@ -255,17 +272,63 @@ def main(argv: list[str]) -> None:
     except RequestError as error:
         sys.exit(f"error: {error}")
     request.language(translator.languages)  # checked before reading the input
+    if _TERMS.value is not None:
+        request = with_glossary(request)
     if _DOCUMENT.value:
         check_document_flags(request)
     if _INPUT.value is None:
         if _TARGET_PREFIX.value is not None:
             sys.exit("error: --target_prefix gives a line for each line of --input: give both.")
+        if per_line_terms():
+            sys.exit(
+                f"error: --terms={_TERMS.value} gives a line for each line of --input: give both."
+            )
         interactive(translator, request)
         return
     if _DOCUMENT.value:
         translate_document_file(translator, request)
         return
     translate_file(translator, request)
+
+
+def per_line_terms() -> bool:
+    """Whether --terms names a file of terms for each --input line (not a glossary)."""
+    return _TERMS.value is not None and _TERMS.value.endswith(PER_LINE_TERMS)
+
+
+def with_glossary(request: TranslationRequest) -> TranslationRequest:
+    """``request`` with --terms' glossary (a per-line file is read with --input), after the
+    checks --terms needs: a work directory, and the search (no sampling or alternatives)."""
+    if _RUNTIME.exported:
+        sys.exit("error: --terms needs --workdir: an export's search cannot place terms.")
+    if request.sampling is not None or request.return_alternatives:
+        sys.exit(
+            "error: --terms are placed by the search: drop the sampling flags or "
+            "--return_alternatives."
+        )
+    if per_line_terms():  # every line checked before the first is translated
+        try:
+            with open(_TERMS.value, encoding="utf-8") as file:
+                for number, line in enumerate(file, start=1):
+                    terms_of_lines([line], number)
+        except FileNotFoundError:
+            sys.exit(f"error: no such file: {_TERMS.value}")
+        except UnicodeDecodeError as error:
+            sys.exit(f"error: {_TERMS.value} is not UTF-8 text ({error.reason}).")
+        return request
+    return dataclasses.replace(request, glossary=Glossary.read(_TERMS.value))
+
+
+def terms_of_lines(lines: list[str], first_line: int) -> list[Terms]:
+    """A --terms .jsonl file's lines (numbered from ``first_line``) as each line's Terms; an
+    empty line: none. Exits with the file and line of one that is not such JSON."""
+    terms = []
+    for number, line in enumerate(lines, start=first_line):
+        try:
+            terms.append(Terms.from_fields(json.loads(line)) if line.strip() else Terms())
+        except (ValueError, RequestError) as error:
+            sys.exit(f"error: {_TERMS.value} line {number}: {error}")
+    return terms
 
 
 def check_document_flags(request: TranslationRequest) -> None:
@@ -279,6 +342,7 @@ def check_document_flags(request: TranslationRequest) -> None:
             ("--output_format=jsonl", _OUTPUT_FORMAT.value != "text"),
             ("--alignments", _ALIGNMENTS.value is not None),
             ("--target_prefix", _TARGET_PREFIX.value is not None),
+            ("--terms=FILE.jsonl (a glossary it can take)", per_line_terms()),
             ("--plot_attention", _PLOT_ATTENTION.value is not None),
         )
         if wrong
@@ -326,13 +390,15 @@ def translate_file(translator: Translator, request: TranslationRequest) -> None:
     time: resumed where an interrupted run of the same command stopped
     (:mod:`cli.streaming`)."""
     inputs = [_INPUT.value] + ([_TARGET_PREFIX.value] if _TARGET_PREFIX.value else [])
+    inputs += [_TERMS.value] if per_line_terms() else []
 
     def translate_window(first_line: int, columns: list[list[str]]) -> str:
-        sentences = columns[0]
+        sentences, request_of_window = columns[0], request
         if _TARGET_PREFIX.value is not None:
             request_of_window = dataclasses.replace(request, target_prefix=columns[1])
-        else:
-            request_of_window = request
+        if per_line_terms():
+            terms = terms_of_lines(columns[-1], first_line)
+            request_of_window = dataclasses.replace(request_of_window, terms=terms)
         for warning in translator.truncation_warnings(sentences, request_of_window, first_line):
             tqdm.write(warning, file=sys.stderr)
         if _PLOT_ATTENTION.value and first_line == 1:

@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from common.alignment import Alignment
 from common.errors import UserError
+from common.glossary import Glossary
 from common.language_tags import check_language
 
 T = TypeVar("T")
@@ -70,6 +71,70 @@ class Sampling:
             raise RequestError(f"seed must be an integer, got {self.seed!r}.")
 
 
+# The most required terms, and avoided phrases, one sentence may be given (each one widens the
+# search: a candidate per term per hypothesis).
+MAX_TERMS = 16
+
+
+def _phrases(value: object, name: str) -> tuple[str, ...]:
+    """``value`` as a tuple of non-blank strings of at most :data:`MAX_TERMS` (a RequestError
+    naming ``name`` otherwise)."""
+    if isinstance(value, str) or not all(isinstance(phrase, str) for phrase in value):
+        raise RequestError(f"{name} must be a list of strings, got {value!r}.")
+    phrases = tuple(phrase.strip() for phrase in value)
+    if not all(phrases):
+        raise RequestError(f"{name} must not hold an empty phrase, got {value!r}.")
+    if len(phrases) > MAX_TERMS:
+        raise RequestError(f"Give at most {MAX_TERMS} {name} a sentence, got {len(phrases)}.")
+    return phrases
+
+
+@dataclasses.dataclass(frozen=True)
+class Terms:
+    """One sentence's terminology: phrases its translation must hold, and phrases it must not
+    (lexically constrained beam search, :mod:`decoding.constraints`).
+
+    Args:
+        required: target-language phrases the translation holds, each as written, in any
+            order (tokenized as a translation is, so "dog" is also met inside "dogs").
+        avoided: target-language phrases it never holds.
+
+    Example:
+        >>> Terms(required=["Schäferhund"], avoided=["Hund"]).required
+        ('Schäferhund',)
+    """
+
+    required: Sequence[str] = ()
+    avoided: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "required", _phrases(self.required, "required terms"))
+        object.__setattr__(self, "avoided", _phrases(self.avoided, "avoided phrases"))
+
+    def __bool__(self) -> bool:
+        return bool(self.required or self.avoided)
+
+    @classmethod
+    def from_fields(cls, fields: object) -> Terms:
+        """The terms of a JSON object's fields ``"terms"`` (required) and ``"avoid"``, as a
+        server row and a line of ``translate.py --terms=FILE.jsonl`` give them; a RequestError
+        for anything else.
+
+        Example:
+            >>> Terms.from_fields({"terms": ["hound"], "avoid": ["dog"]})
+            Terms(required=('hound',), avoided=('dog',))
+        """
+        if not isinstance(fields, dict) or set(fields) - {"terms", "avoid"}:
+            raise RequestError(
+                'Terms are a JSON object with the fields "terms" (phrases the translation must '
+                f'hold) and "avoid" (phrases it must not), got {fields!r}.'
+            )
+        for name in ("terms", "avoid"):
+            if not isinstance(fields.get(name, []), list):
+                raise RequestError(f'"{name}" must be a list of strings, got {fields[name]!r}.')
+        return cls(fields.get("terms", ()), fields.get("avoid", ()))
+
+
 @dataclasses.dataclass(frozen=True)
 class TranslationRequest:
     """The options of one translation call, the same for every runtime.
@@ -89,6 +154,11 @@ class TranslationRequest:
             tokens at the first position after the target prefix (the first position without
             one), each continued by the search (CTranslate2's ``return_alternatives``): the
             next words an interactive tool offers. ``n_best`` is then not limited by the beam.
+        terms: each sentence's :class:`Terms` (or None: none), in the order of the sentences:
+            the search places them (n-best lists with scores and prefixes go with them;
+            sampling and alternatives do not).
+        glossary: a :class:`~common.glossary.Glossary` whose target terms are required in each
+            sentence where their source phrase occurs (besides its ``terms``).
 
     Example:
         >>> TranslationRequest(target_lang="fr").language(("de", "fr"))
@@ -100,6 +170,8 @@ class TranslationRequest:
     sampling: Sampling | None = None
     target_prefix: Sequence[str] | None = None
     return_alternatives: bool = False
+    terms: Sequence[Terms | None] | None = None
+    glossary: Glossary | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.n_best, bool) or not isinstance(self.n_best, int) or self.n_best < 1:
@@ -115,6 +187,21 @@ class TranslationRequest:
                     f"{self.target_prefix!r}."
                 )
             object.__setattr__(self, "target_prefix", tuple(self.target_prefix))
+        if self.terms is not None:
+            if not all(terms is None or isinstance(terms, Terms) for terms in self.terms):
+                raise RequestError(
+                    f"terms must be a list of Terms (or None), one for each sentence, got "
+                    f"{self.terms!r}."
+                )
+            object.__setattr__(self, "terms", tuple(self.terms))
+        if self.glossary is not None and not isinstance(self.glossary, Glossary):
+            raise RequestError(f"glossary must be a Glossary, got {self.glossary!r}.")
+        constrained = self.glossary is not None or (self.terms is not None and any(self.terms))
+        if constrained and (self.sampling is not None or self.return_alternatives):
+            raise RequestError(
+                "Terms are placed by the search: ask for terms or for "
+                f"{'sampling' if self.sampling else 'alternatives'}, not both."
+            )
 
     def prefixes(self, sentences: Sequence[str]) -> list[str] | None:
         """``target_prefix`` checked against ``sentences`` (a RequestError unless there is one
@@ -132,6 +219,33 @@ class TranslationRequest:
                 f"{len(sentences)} sentences."
             )
         return list(self.target_prefix) if any(self.target_prefix) else None
+
+    def sentence_terms(self, sentences: Sequence[str]) -> list[Terms] | None:
+        """Each sentence's :class:`Terms`: its ``terms`` (checked against ``sentences``: a
+        RequestError unless there are terms, or None, for each) and the ``glossary``'s target
+        terms whose source phrase it holds; None when no sentence has any.
+
+        Example:
+            >>> TranslationRequest(terms=[Terms(["a dog"]), None]).sentence_terms(["Hund.", "Ja."])
+            [Terms(required=('a dog',), avoided=()), Terms(required=(), avoided=())]
+        """
+        terms = [Terms()] * len(sentences)
+        if self.terms is not None:
+            if len(self.terms) != len(sentences):
+                raise RequestError(
+                    f"Give terms (or None) for each sentence: got {len(self.terms)} for "
+                    f"{len(sentences)} sentences."
+                )
+            terms = [given or Terms() for given in self.terms]
+        if self.glossary is not None:
+            terms = [
+                Terms(
+                    tuple(dict.fromkeys((*given.required, *self.glossary.targets_for(sentence)))),
+                    given.avoided,
+                )
+                for given, sentence in zip(terms, sentences, strict=True)
+            ]
+        return terms if any(terms) else None
 
     def hypotheses_count(self, beam_size: int) -> int:
         """``n_best``, checked against a translator's ``beam_size`` (a search keeps no more);
@@ -293,6 +407,16 @@ class Translator(Protocol):
         as the model reads it for ``request`` (a multilingual model's with its tag); the
         sentences are numbered from ``first_number`` (their line in a larger file)."""
         ...
+
+
+def refuse_terms(request: TranslationRequest, sentences: Sequence[str]) -> None:
+    """A RequestError when ``request`` gives ``sentences`` terms: for a runtime whose search
+    cannot place them."""
+    if request.sentence_terms(sentences) is not None:
+        raise RequestError(
+            "Terms are placed by the work directory's constrained beam search: translate with "
+            "--workdir (Python: inference.loading.load_translator) to give terms."
+        )
 
 
 def hypotheses_rows(

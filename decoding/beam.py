@@ -37,6 +37,16 @@ from decoding.common import (
     top_k_allowed,
     trim_output,
 )
+from decoding.constraints import (
+    MISSING_TOKEN_PENALTY,
+    Constraints,
+    allocate_beam,
+    forbid_avoided,
+    forbid_ends,
+    met_tokens,
+    state_constraints,
+    with_term_candidates,
+)
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from transformer.model import Transformer
@@ -119,6 +129,7 @@ def n_best_search(
     dynamic_shapes: bool = False,
     with_token_log_probs: bool = False,
     target_prefix: tf.Tensor | None = None,
+    constraints: Constraints | None = None,
 ) -> Hypotheses:
     """:func:`beam_search` returning each sentence's ``num_hypotheses`` best hypotheses (at
     most ``options.beam_size``), best first, with their scores and log-probabilities, and with
@@ -129,6 +140,11 @@ def n_best_search(
     best is sure, so a larger n may take more steps, never changing a better hypothesis. Where
     fewer than n hypotheses ended (a beam that ran out), the rest have score -inf.
 
+    ``constraints``: each sentence's required terms and avoided phrases, honoured by dynamic
+    beam allocation (:mod:`decoding.constraints`; with ``dynamic_shapes`` only): every
+    hypothesis returned holds every term, unless none could by the length limit (which grows by
+    the sentence's term tokens); then those holding the most term tokens come first.
+
     Example:
         >>> hypotheses = n_best_search(model, tf.constant([[5, 6, 7, 0]]), options, 4)
         >>> hypotheses.ids.shape, hypotheses.scores.shape   # (batch, n, out_len), (batch, n)
@@ -137,10 +153,15 @@ def n_best_search(
     alpha, beam, n = options.length_penalty, options.beam_size, num_hypotheses
     if not 1 <= n <= beam:
         raise ValueError(f"num_hypotheses must be between 1 and the beam size ({beam}), got {n}.")
+    if constraints is not None and not dynamic_shapes:
+        raise ValueError("A constrained search runs with dynamic_shapes (not under XLA).")
     bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
     source_ids, limits, buffer_length, cache = start_search(
         model, source_ids, options, growing_cache=dynamic_shapes
     )
+    if constraints is not None:  # room for the terms besides the translation's own limit
+        limits += constraints.terms.total_lengths
+        buffer_length = tf.maximum(buffer_length, tf.reduce_max(limits))
     batch = tf.shape(source_ids)[0]
     prefix = None if target_prefix is None else TargetPrefix.of(target_prefix, pad_id)
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.
@@ -153,13 +174,21 @@ def n_best_search(
     def body(step, search, self_cache, encoder_cache, results):
         """``search``: the sentences still searching, each leaf ``(active, ...)``: ``index`` (in
         the batch), ``limit``, the ``alive`` hypotheses (``seqs``, ``log_probs``), the
-        ``finished`` ones (``seqs``, ``scores``, ``sums`` of log-probabilities) and ``done``.
+        ``finished`` ones (``seqs``, ``scores``, ``sums`` of log-probabilities, ``ranks``:
+        what they are ranked by, the scores, less :data:`MISSING_TOKEN_PENALTY` a term token
+        missing) and ``done``; with ``constraints``, their leaves
+        (:meth:`~decoding.constraints.Constraints.search_state`).
         ``results``: each sentence's n best finished hypotheses so far, ``(batch, n, ...)``.
         With ``with_token_log_probs``, ``alive_tokens`` and ``tokens`` (and ``results``'s)
         hold each hypothesis' tokens' log-probabilities, column for column with its ``seqs``."""
         active = tf.shape(search["index"])[0]
         alive_seqs, alive_log_probs = search["alive_seqs"], search["alive_log_probs"]
-        seqs, scores, sums = search["seqs"], search["scores"], search["sums"]
+        seqs, scores, sums, ranks = (
+            search["seqs"],
+            search["scores"],
+            search["sums"],
+            search["ranks"],
+        )
         done = search["done"]
         tokens = tf.reshape(tf.gather(alive_seqs, step, axis=2), [-1])  # (active * beam,)
         logits, next_cache = model.decode_step(
@@ -171,24 +200,40 @@ def n_best_search(
         if prefix is not None:  # inside its prefix, a hypothesis may write the prefix's token only
             sentence_prefix = TargetPrefix(search["prefix_ids"], search["prefix_lengths"])
             allowed = sentence_prefix.force(logits, step, rows_per_sentence=beam)
+        if constraints is not None:  # no EOS before every term, no avoided phrase
+            sentence_constraints, progress = state_constraints(search)
+            terms = sentence_constraints.terms
+            allowed = forbid_ends(allowed, terms, progress, eos_id)
+            allowed = forbid_avoided(allowed, sentence_constraints.avoided, alive_seqs, step)
         row_logits, row_tokens = top_k_allowed(allowed, beam, options.never_written)
-        row_log_probs = row_logits - tf.reduce_logsumexp(logits, axis=0)[:, tf.newaxis]
+        normalizer = tf.reduce_logsumexp(logits, axis=0)[:, tf.newaxis]  # (active * beam, 1)
+        row_log_probs = row_logits - normalizer
+        width = beam  # each hypothesis' candidates: its beam best tokens, and its terms' next
+        if constraints is not None:
+            row_tokens, row_log_probs = with_term_candidates(
+                terms, progress, allowed, normalizer, row_tokens, row_log_probs
+            )
+            width = tf.shape(row_tokens)[1]
         candidates = alive_log_probs[:, :, tf.newaxis] + tf.reshape(
-            row_log_probs, [active, beam, beam]
-        )  # (active, beam, beam): [sentence, hypothesis, its k-th best token]
-        top_log_probs, top_indices = tf.math.top_k(
-            tf.reshape(candidates, [active, beam * beam]), beam
-        )  # (active, beam)
-        top_beams = top_indices // beam
-        top_tokens = tf.gather(
-            tf.reshape(row_tokens, [active, beam * beam]), top_indices, batch_dims=1
-        )
+            row_log_probs, [active, beam, width]
+        )  # (active, beam, width): [sentence, hypothesis, its k-th candidate token]
+        candidates = tf.reshape(candidates, [active, beam * width])
+        candidate_tokens = tf.reshape(row_tokens, [active, beam * width])
+        if constraints is None:
+            top_log_probs, top_indices = tf.math.top_k(candidates, beam)  # (active, beam)
+        else:  # dynamic beam allocation
+            top_indices, progress = allocate_beam(
+                terms, progress, candidate_tokens, candidates, beam
+            )
+            top_log_probs = tf.gather(candidates, top_indices, batch_dims=1)
+        top_beams = top_indices // width
+        top_tokens = tf.gather(candidate_tokens, top_indices, batch_dims=1)
         alive_seqs = tf.gather(alive_seqs, top_beams, batch_dims=1)  # (active, beam, columns)
         alive_seqs = tf.where(columns == step + 1, top_tokens[:, :, tf.newaxis], alive_seqs)
         kept = {}  # each finished or alive hypothesis' leaves, concatenated: (active, 2 beam, ...)
         if with_token_log_probs:
             top_token_log_probs = tf.gather(
-                tf.reshape(row_log_probs, [active, beam * beam]), top_indices, batch_dims=1
+                tf.reshape(row_log_probs, [active, beam * width]), top_indices, batch_dims=1
             )  # (active, beam): the log-probability of each new hypothesis' last token
             alive_tokens = tf.gather(search["alive_tokens"], top_beams, batch_dims=1)
             alive_tokens = tf.where(
@@ -203,12 +248,19 @@ def n_best_search(
 
         # Hypotheses that ended join the finished ones (the beam best are kept) and leave the beam.
         ended_scores = top_log_probs / gnmt_length_penalty(step + 1, alpha)
+        ended_ranks = ended_scores
+        if constraints is not None:  # those missing terms (at the length limit) rank last
+            missing = terms.total_lengths[:, tf.newaxis] - met_tokens(terms, progress)
+            ended_ranks -= MISSING_TOKEN_PENALTY * tf.cast(missing, tf.float32)
+        all_ranks = tf.concat([ranks, tf.where(ended, ended_ranks, minus_inf)], axis=1)
+        new_ranks, picked = tf.math.top_k(all_ranks, beam)  # (active, beam)
         all_scores = tf.concat([scores, tf.where(ended, ended_scores, minus_inf)], axis=1)
-        new_scores, picked = tf.math.top_k(all_scores, beam)  # (active, beam)
+        new_scores = tf.gather(all_scores, picked, batch_dims=1)
         new_seqs = tf.gather(tf.concat([seqs, alive_seqs], axis=1), picked, batch_dims=1)
         all_sums = tf.concat([sums, tf.where(ended, top_log_probs, minus_inf)], axis=1)
         new_sums = tf.gather(all_sums, picked, batch_dims=1)
         scores = tf.where(done[:, tf.newaxis], scores, new_scores)
+        ranks = tf.where(done[:, tf.newaxis], ranks, new_ranks)
         sums = tf.where(done[:, tf.newaxis], sums, new_sums)
         seqs = tf.where(done[:, tf.newaxis, tf.newaxis], seqs, new_seqs)
         finished = {
@@ -221,7 +273,7 @@ def n_best_search(
         }
         alive_log_probs = tf.where(ended, minus_inf, top_log_probs)
         best_penalty = gnmt_length_penalty(search["limit"], alpha)
-        done |= scores[:, n - 1] >= tf.reduce_max(alive_log_probs, axis=1) / best_penalty
+        done |= ranks[:, n - 1] >= tf.reduce_max(alive_log_probs, axis=1) / best_penalty
         index = search["index"][:, tf.newaxis]
         found = {"seqs": seqs[:, :n], "scores": scores[:, :n], "sums": sums[:, :n]}
         found |= {key: leaves[:, :n] for key, leaves in finished.items()}
@@ -235,9 +287,12 @@ def n_best_search(
             "seqs": seqs,
             "scores": scores,
             "sums": sums,
+            "ranks": ranks,
             "done": done,
             **finished,
         }
+        if constraints is not None:
+            search |= {f"term_{key}": value for key, value in progress.items()}
         if with_token_log_probs:
             search["alive_tokens"] = alive_tokens
         if dynamic_shapes:  # the done sentences leave: their rows of every tensor and cache
@@ -268,8 +323,11 @@ def n_best_search(
         "seqs": initial_seqs,
         "scores": tf.fill([batch, beam], minus_inf),
         "sums": tf.fill([batch, beam], minus_inf),
+        "ranks": tf.fill([batch, beam], minus_inf),
         "done": tf.zeros([batch], tf.bool),
     }
+    if constraints is not None:
+        search |= constraints.search_state(beam)
     if prefix is not None:  # in the search state: sentences leave it with dynamic shapes
         search |= {"prefix_ids": prefix.ids, "prefix_lengths": prefix.lengths}
     results = {

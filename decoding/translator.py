@@ -10,8 +10,9 @@ one target language ignores ``target_lang``), and ``_tagged`` is the one place a
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import tensorflow as tf
 
@@ -21,6 +22,7 @@ from common.special_tokens import EOS_ID, PAD_ID
 from common.translation import (
     Hypothesis,
     Sampling,
+    Terms,
     TranslationRequest,
     hypotheses_rows,
     pairs_in_batches,
@@ -33,6 +35,7 @@ from data_pipeline.tagging import defuse_in_graph, tag_in_graph
 from decoding.alignment import alignment_attention, cross_attention_weights
 from decoding.alternatives import alternatives_search
 from decoding.beam import Hypotheses, n_best_search
+from decoding.constraints import Constraints
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from decoding.sampling import sample_search
@@ -47,6 +50,9 @@ INPUT_SIGNATURE = (tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.st
 # Forced scoring's: the same and each sentence's given translation; a prefixed search's: the
 # same and each translation's start ("": none).
 SCORING_SIGNATURE = PREFIX_SIGNATURE = (*INPUT_SIGNATURE, tf.TensorSpec([None], tf.string))
+# A constrained search's: a prefixed search's and each sentence's required terms and avoided
+# phrases, ``(batch, count)`` strings padded with "".
+CONSTRAINED_SIGNATURE = (*PREFIX_SIGNATURE, *[tf.TensorSpec([None, None], tf.string)] * 2)
 
 
 class CrossAttention(NamedTuple):
@@ -103,6 +109,26 @@ class TargetScores(NamedTuple):
     log_prob: tf.Tensor
     length: tf.Tensor
     token_log_probs: tf.Tensor
+
+
+F = TypeVar("F", bound=Callable)
+
+
+def kept(make_function: F) -> F:
+    """A :class:`ModelTranslator` method making a graph function for an option (``n_best``,
+    a :class:`~common.translation.Sampling`), made once per value and kept for later calls (a
+    translation of a file in windows traces it once). Kept outside what the module tracks: an
+    export saves the module's own functions only."""
+
+    @functools.wraps(make_function)
+    def made(translator: ModelTranslator, option):
+        functions = translator._graph_functions
+        key = (make_function.__name__, option)
+        if key not in functions:
+            functions[key] = make_function(translator, option)
+        return functions[key]
+
+    return made
 
 
 def encode_sources(tokenizer, text: tf.Tensor, max_source_length: int) -> tf.Tensor:
@@ -178,6 +204,8 @@ class ModelTranslator(tf.Module):
         self.max_source_length = max_source_length
         self.jit_compile, self.length_bucket = jit_compile, length_bucket
         self.xla_max_batch_size = xla_max_batch_size
+        # A plain dict (tf.Module would track a dict set by assignment): see `kept`.
+        object.__setattr__(self, "_graph_functions", {})
         # autograph=False everywhere here: the searches loop with tf.while_loop and branch with
         # tf.cond, so converting their Python source would only cost tracing time.
         self._compiled_search = tf.function(self._search, jit_compile=True, autograph=False)
@@ -253,11 +281,11 @@ class ModelTranslator(tf.Module):
         sentences leave the batch)."""
         return self._n_best(self._source_ids(text, target_lang))
 
+    @kept
     def prefixed_hypotheses(self, n_best: int) -> Callable[..., ScoredTranslations]:
         """A graph function ``(text, target_lang, target_prefix) -> ScoredTranslations``:
         :meth:`scored_batch` (``n_best`` 1) or :meth:`n_best_batch` with each sentence's
-        ``(batch,)`` prefix (``""``: none), as :meth:`prefixed_batch` takes it; made for each
-        call (not kept on the module, which an export saves whole)."""
+        ``(batch,)`` prefix (``""``: none), as :meth:`prefixed_batch` takes it (:func:`kept`)."""
 
         def hypotheses(
             text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor
@@ -271,10 +299,11 @@ class ModelTranslator(tf.Module):
 
         return tf.function(hypotheses, input_signature=PREFIX_SIGNATURE, autograph=False)
 
+    @kept
     def alternatives(self, n_best: int) -> Callable[..., ScoredTranslations]:
         """A graph function ``(text, target_lang, target_prefix) -> ScoredTranslations``: each
         sentence's ``n_best`` alternatives at the first position after its prefix
-        (:func:`~decoding.alternatives.alternatives_search`); made for each call."""
+        (:func:`~decoding.alternatives.alternatives_search`; :func:`kept`)."""
 
         def alternatives(
             text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor
@@ -286,6 +315,37 @@ class ModelTranslator(tf.Module):
             )
 
         return tf.function(alternatives, input_signature=PREFIX_SIGNATURE, autograph=False)
+
+    @kept
+    def constrained(self, n_best: int) -> Callable[..., ScoredTranslations]:
+        """A graph function ``(text, target_lang, target_prefix, terms, avoided) ->
+        ScoredTranslations``: each sentence's ``n_best`` best hypotheses holding every one of
+        its ``terms`` and none of its ``avoided`` phrases (``(batch, count)`` strings written in
+        the target language, padded with ``""``), from its prefix (``""``: none), by
+        constrained beam search (:mod:`decoding.constraints`; :func:`kept`)."""
+
+        def constrained(
+            text: tf.Tensor,
+            target_lang: tf.Tensor,
+            target_prefix: tf.Tensor,
+            terms: tf.Tensor,
+            avoided: tf.Tensor,
+        ) -> ScoredTranslations:
+            source_ids = self._source_ids(text, target_lang)
+            constraints = Constraints.of(self._phrase_ids(terms), self._phrase_ids(avoided), PAD_ID)
+            hypotheses = n_best_search(
+                self.model,
+                source_ids,
+                self.options,
+                n_best,
+                dynamic_shapes=True,
+                with_token_log_probs=True,
+                target_prefix=self._target_ids(target_prefix),
+                constraints=constraints,
+            )
+            return self._scored(hypotheses)
+
+        return tf.function(constrained, input_signature=CONSTRAINED_SIGNATURE, autograph=False)
 
     def _forced(self, source_ids: tf.Tensor, output_ids: tf.Tensor) -> ScoredTranslations:
         """``(batch, out_len)`` outputs of a search, each scored by forced decoding."""
@@ -342,11 +402,11 @@ class ModelTranslator(tf.Module):
             alignment_attention(self.model, source_ids, target_ids),
         )
 
+    @kept
     def sampler(self, sampling: Sampling) -> Callable[..., tf.Tensor]:
         """A graph function ``(text, target_lang, target_prefix, seeds) -> translations``:
         ``(batch,)`` strings, each row sampled (:func:`~decoding.sampling.sample_search`) from
-        its prefix (``""``: none) with its ``(batch,)`` int32 seed; made for each call (not kept
-        on the module, which an export saves whole)."""
+        its prefix (``""``: none) with its ``(batch,)`` int32 seed (:func:`kept`)."""
 
         def sample(
             text: tf.Tensor, target_lang: tf.Tensor, target_prefix: tf.Tensor, seeds: tf.Tensor
@@ -410,6 +470,13 @@ class ModelTranslator(tf.Module):
             pieces = tf.concat([pieces, eos], axis=1)
         return tf.cast(pieces.to_tensor(PAD_ID), tf.int32)
 
+    def _phrase_ids(self, phrases: tf.Tensor) -> tf.Tensor:
+        """``(batch, count)`` phrases written in the target language (``""``: none) ->
+        ``(batch, count, width)`` int32 ids padded with PAD, tokenized as translations are."""
+        ids = self._target_ids(tf.reshape(phrases, [-1]))  # (batch * count, width)
+        shape = tf.concat([tf.shape(phrases), tf.shape(ids)[1:]], axis=0)
+        return tf.reshape(ids, shape)
+
     def _tagged(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:
         """The sources as the model reads them: a multilingual model's each with its target
         language's tag (an unknown language is an InvalidArgumentError naming the model's, for
@@ -458,6 +525,10 @@ class ModelTranslator(tf.Module):
         ``request.sampling``, each sentence with its own seed: :func:`sentence_seeds`)."""
         language = request.language(self.languages)
         prefixes = request.prefixes(sentences)
+        if request.sentence_terms(sentences) is not None:
+            return [
+                rows[0].text for rows in self.hypotheses(sentences, request, batch_size, progress)
+            ]
         if request.sampling is not None:
             sample = self.sampler(request.sampling)
 
@@ -491,10 +562,13 @@ class ModelTranslator(tf.Module):
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
         prefixes = request.prefixes(sentences)
+        terms = request.sentence_terms(sentences)
         batch_function = self.scored_batch if n_best == 1 else self.n_best_batch
-        prefixed = prefixes is not None or request.return_alternatives
+        prefixed = prefixes is not None or request.return_alternatives or terms is not None
         if request.return_alternatives:
             batch_function = self.alternatives(n_best)
+        elif terms is not None:
+            batch_function = self.constrained(n_best)
         elif prefixes is not None:
             batch_function = self.prefixed_hypotheses(n_best)
 
@@ -502,6 +576,8 @@ class ModelTranslator(tf.Module):
             inputs = request_columns([sentences[row] for row in rows], language)
             if prefixed:
                 inputs = (*inputs, prefix_column(prefixes, rows))
+            if terms is not None:
+                inputs = (*inputs, *terms_columns([terms[row] for row in rows]))
             columns = [tensor.numpy().tolist() for tensor in batch_function(*inputs)]
             return hypotheses_rows(*columns, n_best=n_best)
 
@@ -563,6 +639,18 @@ def prefix_column(prefixes: Sequence[str] | None, rows: Sequence[int]) -> tf.Ten
     a request's ``prefixes`` (None: ``""``, none, for every row)."""
     values = [""] * len(rows) if prefixes is None else [prefixes[row] for row in rows]
     return tf.constant(values, tf.string, shape=[len(rows)])
+
+
+def terms_columns(terms: Sequence[Terms]) -> tuple[tf.Tensor, tf.Tensor]:
+    """The ``(batch, count)`` ``terms`` and ``avoided`` inputs of a constrained graph function
+    for each row's :class:`~common.translation.Terms`, padded with ``""``."""
+
+    def column(phrases: list[tuple[str, ...]]) -> tf.Tensor:
+        count = max(map(len, phrases), default=0)
+        rows = [list(row) + [""] * (count - len(row)) for row in phrases]
+        return tf.constant(rows, tf.string, shape=[len(rows), count])
+
+    return column([row.required for row in terms]), column([row.avoided for row in terms])
 
 
 def decoded(strings: tf.Tensor) -> list[str]:

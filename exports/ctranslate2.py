@@ -54,6 +54,7 @@ from common.translation import (
     TranslationRequest,
     check_pairs,
     pairs_in_batches,
+    refuse_terms,
     translate_in_batches,
     truncation_warnings,
 )
@@ -166,6 +167,7 @@ class CTranslate2Translator:
         ``request.sampling``: see :meth:`sample`)."""
         language = request.language(self.languages)
         prefixes = request.prefixes(sentences)
+        refuse_terms(request, sentences)
         if request.sampling is not None:
             return self.sample(
                 sentences, request.sampling, language, batch_size, progress, prefixes
@@ -262,6 +264,7 @@ class CTranslate2Translator:
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
         prefixes = request.prefixes(sentences)
+        refuse_terms(request, sentences)
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             batch = [sentences[row] for row in rows]

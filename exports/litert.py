@@ -110,6 +110,8 @@ class LiteRTTranslator:
         language = request.language(self.languages)
         if request.sampling is not None or request.prefixes(sentences) is not None:
             raise RequestError(f"Sampling and target prefixes: {_ELSEWHERE}")
+        if request.sentence_terms(sentences) is not None:
+            raise RequestError(f"Terms: {_ELSEWHERE}")
 
         def translate_rows(rows: list[int]) -> list[str]:
             return self.translate_batch([sentences[row] for row in rows], [language] * len(rows))

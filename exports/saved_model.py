@@ -28,6 +28,7 @@ from common.translation import (
     TranslationRequest,
     hypotheses_rows,
     pairs_in_batches,
+    refuse_terms,
     scored_targets,
     translate_in_batches,
     truncation_warnings,
@@ -101,6 +102,7 @@ class SavedModelTranslator:
             )
 
         prefixes = request.prefixes(sentences)
+        refuse_terms(request, sentences)
         serve = self.serve if prefixes is None else self._signature(PREFIXED)
 
         def translate_rows(rows: list[int]) -> list[str]:
@@ -123,6 +125,7 @@ class SavedModelTranslator:
         export's ``scored`` (one) or ``n_best`` signature."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
+        refuse_terms(request, sentences)
         if request.prefixes(sentences) is not None or request.return_alternatives:
             raise RequestError(
                 "A SavedModel continues target prefixes without scores (its 'prefixed' "

@@ -70,8 +70,9 @@ _TARGET_PREFIX = flags.DEFINE_string(
 _TERMS = flags.DEFINE_string(
     "terms",
     None,
-    "Terms the translations hold (--workdir): a glossary file of 'source phrase<TAB>target term' "
-    "lines (the term is required where its source phrase occurs, as whole words in any case), "
+    "Terms the translations hold (--workdir, --saved_model): a glossary file of 'source "
+    "phrase<TAB>target term' lines (the term is required where its source phrase occurs, as "
+    "whole words in any case), "
     'or FILE.jsonl: a JSON object a --input line, {"terms": [...], "avoid": [...]} (an empty '
     "line: none).",
 )
@@ -298,9 +299,13 @@ def per_line_terms() -> bool:
 
 def with_glossary(request: TranslationRequest) -> TranslationRequest:
     """``request`` with --terms' glossary (a per-line file is read with --input), after the
-    checks --terms needs: a work directory, and the search (no sampling or alternatives)."""
-    if _RUNTIME.exported:
-        sys.exit("error: --terms needs --workdir: an export's search cannot place terms.")
+    checks --terms needs: a work directory or SavedModel, and the search (no sampling or
+    alternatives)."""
+    if _RUNTIME.ctranslate2.directory.value or _RUNTIME.litert.value:
+        sys.exit(
+            "error: --terms needs --workdir or --saved_model: CTranslate2 and LiteRT exports "
+            "have no constrained search."
+        )
     if request.sampling is not None or request.return_alternatives:
         sys.exit(
             "error: --terms are placed by the search: drop the sampling flags or "

@@ -74,6 +74,8 @@ class Sampling:
 # The most required terms, and avoided phrases, one sentence may be given (each one widens the
 # search: a candidate per term per hypothesis).
 MAX_TERMS = 16
+# What separates a sentence's phrases where they travel as one string (Terms.lines).
+PHRASE_SEPARATOR = "\n"
 
 
 def _phrases(value: object, name: str) -> tuple[str, ...]:
@@ -84,6 +86,8 @@ def _phrases(value: object, name: str) -> tuple[str, ...]:
     phrases = tuple(phrase.strip() for phrase in value)
     if not all(phrases):
         raise RequestError(f"{name} must not hold an empty phrase, got {value!r}.")
+    if any(PHRASE_SEPARATOR in phrase or "\r" in phrase for phrase in phrases):
+        raise RequestError(f"{name} must be phrases of one line, got {value!r}.")
     if len(phrases) > MAX_TERMS:
         raise RequestError(f"Give at most {MAX_TERMS} {name} a sentence, got {len(phrases)}.")
     return phrases
@@ -95,9 +99,10 @@ class Terms:
     (lexically constrained beam search, :mod:`decoding.constraints`).
 
     Args:
-        required: target-language phrases the translation holds, each as written, in any
-            order (tokenized as a translation is, so "dog" is also met inside "dogs").
-        avoided: target-language phrases it never holds.
+        required: target-language phrases the translation holds, each as written and as
+            whole words (not "dog" in "dogs"), in any order.
+        avoided: target-language phrases it never holds (tokenized as a translation is, so
+            avoiding "dog" also avoids "dogs").
 
     Example:
         >>> Terms(required=["Schäferhund"], avoided=["Hund"]).required
@@ -113,6 +118,16 @@ class Terms:
 
     def __bool__(self) -> bool:
         return bool(self.required or self.avoided)
+
+    def lines(self) -> tuple[str, str]:
+        """The required and the avoided phrases, each as one string of a phrase a line (``""``:
+        none): how a SavedModel's ``constrained`` signature takes them.
+
+        Example:
+            >>> Terms(["a hound", "meadow"]).lines()
+            ('a hound\nmeadow', '')
+        """
+        return PHRASE_SEPARATOR.join(self.required), PHRASE_SEPARATOR.join(self.avoided)
 
     @classmethod
     def from_fields(cls, fields: object) -> Terms:
@@ -407,16 +422,6 @@ class Translator(Protocol):
         as the model reads it for ``request`` (a multilingual model's with its tag); the
         sentences are numbered from ``first_number`` (their line in a larger file)."""
         ...
-
-
-def refuse_terms(request: TranslationRequest, sentences: Sequence[str]) -> None:
-    """A RequestError when ``request`` gives ``sentences`` terms: for a runtime whose search
-    cannot place them."""
-    if request.sentence_terms(sentences) is not None:
-        raise RequestError(
-            "Terms are placed by the work directory's constrained beam search: translate with "
-            "--workdir (Python: inference.loading.load_translator) to give terms."
-        )
 
 
 def hypotheses_rows(

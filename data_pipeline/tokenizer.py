@@ -175,6 +175,8 @@ class Tokenizer(tf.Module):
         self._languages = language_tags.languages_in_pieces(p.piece for p in proto.pieces)
         piece_ids = {p.piece: i for i, p in enumerate(proto.pieces)}
         self._tag_ids = tuple(piece_ids[language_tags.tag(lang)] for lang in self._languages)
+        # A piece starting with a letter or digit (no "▁") continues the word written before it.
+        self._continues_word = tuple(p.piece[:1].isalnum() for p in proto.pieces)
         self._model_type = proto.trainer_spec.ModelType.Name(proto.trainer_spec.model_type).lower()
         _check_sampling_alpha(sampling_alpha, self._model_type)
         self._sampling_alpha = float(sampling_alpha)
@@ -276,6 +278,17 @@ class Tokenizer(tf.Module):
             (4, 5, 6, 7)
         """
         return self._tag_ids
+
+    @property
+    def continues_word(self) -> tuple[bool, ...]:
+        """For each id, whether its piece continues the word before it (starts with a letter
+        or digit, not with SentencePiece's word boundary "▁"): what may not follow a term.
+
+        Example:
+            >>> [tok.continues_word[i] for i in tok.tokenize(["dogs"])[0]]  # doctest: +SKIP
+            [False, True]   # "▁dog", "s"
+        """
+        return self._continues_word
 
     def tokenize(self, strings) -> tf.RaggedTensor:
         """Strings -> int32 ids, without BOS/EOS; a [N] input gives a RaggedTensor [N, None].

@@ -43,6 +43,7 @@ from decoding.constraints import (
     allocate_beam,
     forbid_avoided,
     forbid_ends,
+    forbid_glued,
     met_tokens,
     state_constraints,
     with_term_candidates,
@@ -204,6 +205,8 @@ def n_best_search(
             sentence_constraints, progress = state_constraints(search)
             terms = sentence_constraints.terms
             allowed = forbid_ends(allowed, terms, progress, eos_id)
+            if constraints.continues_word is not None:
+                allowed = forbid_glued(allowed, progress, constraints.continues_word)
             allowed = forbid_avoided(allowed, sentence_constraints.avoided, alive_seqs, step)
         row_logits, row_tokens = top_k_allowed(allowed, beam, options.never_written)
         normalizer = tf.reduce_logsumexp(logits, axis=0)[:, tf.newaxis]  # (active * beam, 1)

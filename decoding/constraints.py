@@ -12,6 +12,8 @@ candidate's *bank* is the number of term tokens it has met; the beam is filled r
 across banks, from the furthest along down, each bank's candidates in order of their
 log-probability, so hypotheses that placed more of the terms compete only with one another.
 
+A term stands as whole words: the token after it may not continue its last word (a piece
+starting with a letter or digit, ``Constraints.continues_word``), so "dog" is not met by "dogs".
 A hypothesis ends (EOS) only once every term is met. The output length limit of a sentence
 grows by its terms' tokens; at that limit the hypotheses still missing terms end too, ranked
 below every complete one (by :data:`MISSING_TOKEN_PENALTY` per missing token): when the terms
@@ -61,12 +63,14 @@ class PhraseSet(NamedTuple):
 
 def initial_progress(terms: PhraseSet, beam: int) -> dict[str, tf.Tensor]:
     """Every hypothesis' progress before the first step: nothing met, inside no term.
-    ``met``: bool ``(batch, beam, count)``; ``current``, ``position``: int32 ``(batch, beam)``."""
+    ``met``: bool ``(batch, beam, count)``; ``current``, ``position``: int32 ``(batch, beam)``;
+    ``just_met``: bool ``(batch, beam)``, whether its last token ended a term."""
     batch, count = tf.shape(terms.lengths)[0], tf.shape(terms.lengths)[1]
     return {
         "met": tf.zeros([batch, beam, count], tf.bool),
         "current": tf.fill([batch, beam], -1),
         "position": tf.zeros([batch, beam], tf.int32),
+        "just_met": tf.zeros([batch, beam], tf.bool),
     }
 
 
@@ -90,6 +94,16 @@ def forbid_ends(
     at_eos = tf.range(tf.shape(scores)[0])[:, tf.newaxis] == eos_id  # (vocab_size, 1)
     forbidden = at_eos & tf.reshape(missing, [1, -1])
     return tf.where(forbidden, tf.constant(-float("inf"), scores.dtype), scores)
+
+
+def forbid_glued(
+    scores: tf.Tensor, progress: dict[str, tf.Tensor], continues_word: tf.Tensor
+) -> tf.Tensor:
+    """Vocabulary-major ``(vocab_size, rows)`` scores with every token that continues a word
+    (``continues_word``: bool ``(vocab_size,)``) at -inf in the rows of hypotheses whose last
+    token ended a term: a term stands as whole words."""
+    glued = continues_word[:, tf.newaxis] & tf.reshape(progress["just_met"], [1, -1])
+    return tf.where(glued, tf.constant(-float("inf"), scores.dtype), scores)
 
 
 def forbid_avoided(
@@ -188,6 +202,7 @@ def advance(
     inside = continues & ~completes
     entering = starts & ~single
     return {
+        "just_met": completes | single,
         "met": met,
         "current": tf.where(inside, current[..., tf.newaxis], tf.where(entering, first, -1)),
         "position": tf.where(inside, position[..., tf.newaxis] + 1, tf.where(entering, 1, 0)),
@@ -225,15 +240,26 @@ def allocate(log_probs: tf.Tensor, banks: tf.Tensor, beam: int) -> tf.Tensor:
 
 class Constraints(NamedTuple):
     """What a constrained search is given (:func:`decoding.beam.n_best_search`): each
-    sentence's required ``terms`` and ``avoided`` phrases (either set may be empty)."""
+    sentence's required ``terms`` and ``avoided`` phrases (either set may be empty), and
+    ``continues_word``, bool ``(vocab_size,)``: the tokens that continue the word before them,
+    which never follow a term (None: any token may).
+    """
 
     terms: PhraseSet
     avoided: PhraseSet
+    continues_word: tf.Tensor | None = None
 
     @classmethod
-    def of(cls, term_ids: tf.Tensor, avoided_ids: tf.Tensor, pad_id: int) -> Constraints:
+    def of(
+        cls,
+        term_ids: tf.Tensor,
+        avoided_ids: tf.Tensor,
+        pad_id: int,
+        continues_word: tf.Tensor | None = None,
+    ) -> Constraints:
         """Two ``(batch, count, width)`` id tensors padded with ``pad_id``."""
-        return cls(PhraseSet.of(term_ids, pad_id), PhraseSet.of(avoided_ids, pad_id))
+        terms, avoided = PhraseSet.of(term_ids, pad_id), PhraseSet.of(avoided_ids, pad_id)
+        return cls(terms, avoided, continues_word)
 
     def search_state(self, beam: int) -> dict[str, tf.Tensor]:
         """The leaves a search keeps for each sentence (they leave with it): the phrases and
@@ -255,7 +281,7 @@ def state_constraints(search: dict[str, tf.Tensor]) -> tuple[Constraints, dict[s
         PhraseSet(search["term_ids"], search["term_lengths"]),
         PhraseSet(search["avoided_ids"], search["avoided_lengths"]),
     )
-    progress = {key: search[f"term_{key}"] for key in ("met", "current", "position")}
+    progress = {key: search[f"term_{key}"] for key in ("met", "current", "position", "just_met")}
     return constraints, progress
 
 

@@ -20,6 +20,7 @@ from common.alignment import Alignment, alignments_of
 from common.language_tags import unknown_language_message
 from common.special_tokens import EOS_ID, PAD_ID
 from common.translation import (
+    PHRASE_SEPARATOR,
     Hypothesis,
     Sampling,
     Terms,
@@ -51,8 +52,8 @@ INPUT_SIGNATURE = (tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.st
 # same and each translation's start ("": none).
 SCORING_SIGNATURE = PREFIX_SIGNATURE = (*INPUT_SIGNATURE, tf.TensorSpec([None], tf.string))
 # A constrained search's: a prefixed search's and each sentence's required terms and avoided
-# phrases, ``(batch, count)`` strings padded with "".
-CONSTRAINED_SIGNATURE = (*PREFIX_SIGNATURE, *[tf.TensorSpec([None, None], tf.string)] * 2)
+# phrases, each a string of phrases a line ("": none).
+CONSTRAINED_SIGNATURE = (*PREFIX_SIGNATURE, *[tf.TensorSpec([None], tf.string)] * 2)
 
 
 class CrossAttention(NamedTuple):
@@ -320,8 +321,8 @@ class ModelTranslator(tf.Module):
     def constrained(self, n_best: int) -> Callable[..., ScoredTranslations]:
         """A graph function ``(text, target_lang, target_prefix, terms, avoided) ->
         ScoredTranslations``: each sentence's ``n_best`` best hypotheses holding every one of
-        its ``terms`` and none of its ``avoided`` phrases (``(batch, count)`` strings written in
-        the target language, padded with ``""``), from its prefix (``""``: none), by
+        its ``terms`` and none of its ``avoided`` phrases (``(batch,)`` strings: phrases written
+        in the target language, one a line; ``""``: none), from its prefix (``""``: none), by
         constrained beam search (:mod:`decoding.constraints`; :func:`kept`)."""
 
         def constrained(
@@ -332,7 +333,12 @@ class ModelTranslator(tf.Module):
             avoided: tf.Tensor,
         ) -> ScoredTranslations:
             source_ids = self._source_ids(text, target_lang)
-            constraints = Constraints.of(self._phrase_ids(terms), self._phrase_ids(avoided), PAD_ID)
+            constraints = Constraints.of(
+                self._phrase_ids(terms),
+                self._phrase_ids(avoided),
+                PAD_ID,
+                tf.constant(self.tokenizer.continues_word),
+            )
             hypotheses = n_best_search(
                 self.model,
                 source_ids,
@@ -470,9 +476,11 @@ class ModelTranslator(tf.Module):
             pieces = tf.concat([pieces, eos], axis=1)
         return tf.cast(pieces.to_tensor(PAD_ID), tf.int32)
 
-    def _phrase_ids(self, phrases: tf.Tensor) -> tf.Tensor:
-        """``(batch, count)`` phrases written in the target language (``""``: none) ->
-        ``(batch, count, width)`` int32 ids padded with PAD, tokenized as translations are."""
+    def _phrase_ids(self, lines: tf.Tensor) -> tf.Tensor:
+        """``(batch,)`` strings of phrases written in the target language, one a line (``""``:
+        none) -> ``(batch, count, width)`` int32 ids padded with PAD, tokenized as translations
+        are (an empty phrase has no ids)."""
+        phrases = tf.strings.split(lines, PHRASE_SEPARATOR).to_tensor("")  # (batch, count)
         ids = self._target_ids(tf.reshape(phrases, [-1]))  # (batch * count, width)
         shape = tf.concat([tf.shape(phrases), tf.shape(ids)[1:]], axis=0)
         return tf.reshape(ids, shape)
@@ -642,15 +650,13 @@ def prefix_column(prefixes: Sequence[str] | None, rows: Sequence[int]) -> tf.Ten
 
 
 def terms_columns(terms: Sequence[Terms]) -> tuple[tf.Tensor, tf.Tensor]:
-    """The ``(batch, count)`` ``terms`` and ``avoided`` inputs of a constrained graph function
-    for each row's :class:`~common.translation.Terms`, padded with ``""``."""
-
-    def column(phrases: list[tuple[str, ...]]) -> tf.Tensor:
-        count = max(map(len, phrases), default=0)
-        rows = [list(row) + [""] * (count - len(row)) for row in phrases]
-        return tf.constant(rows, tf.string, shape=[len(rows), count])
-
-    return column([row.required for row in terms]), column([row.avoided for row in terms])
+    """The ``(batch,)`` ``terms`` and ``avoided`` inputs of a constrained graph function for
+    each row's :class:`~common.translation.Terms` (:meth:`~common.translation.Terms.lines`)."""
+    required, avoided = zip(*(row.lines() for row in terms), strict=True) if terms else ((), ())
+    return (
+        tf.constant(list(required), tf.string, shape=[len(terms)]),
+        tf.constant(list(avoided), tf.string, shape=[len(terms)]),
+    )
 
 
 def decoded(strings: tf.Tensor) -> list[str]:

@@ -24,6 +24,10 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
 * ``prefixed``: the same inputs and ``target_prefix`` (tf.string ``[None]``: each translation's
   start, ``""`` for none) -> ``translation``: ``serving_default``'s search going on from each
   prefix (the translation includes it).
+* ``constrained``: the same inputs, ``target_prefix`` and each sentence's ``terms`` and
+  ``avoid`` (tf.string ``[None]``: target-language phrases, one a line; ``""``: none) ->
+  ``scored``'s outputs for the translation holding every term and no avoided phrase
+  (constrained beam search, ``decoding.constraints``), from its prefix.
 * ``alignment``: the same inputs and ``target`` (each sentence's given translation) ->
   ``source_pieces`` ``(batch, source_len)``, ``target_pieces`` ``(batch, target_len)`` (EOS
   included, ``""`` past the end) and ``attention`` ``(batch, target_len, source_len)`` float32:
@@ -72,8 +76,8 @@ SERVING_DEFAULT = "serving_default"
 CROSS_ATTENTION = "cross_attention"
 TEXT, TARGET_LANG = "text", "target_lang"
 SCORED, N_BEST, FORCED_SCORE = "scored", "n_best", "forced_score"
-PREFIXED, ALIGNMENT = "prefixed", "alignment"
-TARGET, TARGET_PREFIX = "target", "target_prefix"
+PREFIXED, ALIGNMENT, CONSTRAINED = "prefixed", "alignment", "constrained"
+TARGET, TARGET_PREFIX, TERMS, AVOID = "target", "target_prefix", "terms", "avoid"
 TRANSLATION = "translation"
 SOURCE_PIECES, TARGET_PIECES, ATTENTION = "source_pieces", "target_pieces", "attention"
 SCORE, LOG_PROB, LENGTH = "score", "log_prob", "length"
@@ -105,6 +109,7 @@ SIGNATURE_OUTPUTS = {
     },
     SCORED: SCORED_OUTPUTS,
     N_BEST: SCORED_OUTPUTS,
+    CONSTRAINED: SCORED_OUTPUTS,
     FORCED_SCORE: FORCED_SCORE_OUTPUTS,
     PREFIXED: {TRANSLATION: ("DT_STRING", 1)},
     ALIGNMENT: {
@@ -113,8 +118,13 @@ SIGNATURE_OUTPUTS = {
         ATTENTION: ("DT_FLOAT", 3),
     },
 }
-# The string input of each signature that takes one besides the sources.
-TEXT_PAIR_INPUTS = {FORCED_SCORE: TARGET, PREFIXED: TARGET_PREFIX, ALIGNMENT: TARGET}
+# The string inputs of each signature that takes more than the sources, in its functions' order.
+MORE_INPUTS = {
+    FORCED_SCORE: (TARGET,),
+    PREFIXED: (TARGET_PREFIX,),
+    ALIGNMENT: (TARGET,),
+    CONSTRAINED: (TARGET_PREFIX, TERMS, AVOID),
+}
 # What the exported SavedModel object holds besides its signatures.
 BEAM_SIZE_VARIABLE = "beam_size_variable"
 MAX_SOURCE_LENGTH_VARIABLE = "max_source_length_variable"
@@ -153,11 +163,10 @@ LITERT_QUANTIZATIONS = ("float32", "float16", "dynamic_int8")
 def signature_inputs(languages: Sequence[str], signature: str = SERVING_DEFAULT) -> tuple[str, ...]:
     """The inputs of ``signature`` of a model of ``languages`` (() for one target language),
     sorted as TensorFlow Serving lists them: ``forced_score`` and ``alignment`` also take
-    ``target``, and ``prefixed`` ``target_prefix`` (:data:`TEXT_PAIR_INPUTS`)."""
+    ``target``, ``prefixed`` ``target_prefix``, ``constrained`` ``target_prefix``, ``terms``
+    and ``avoid`` (:data:`MORE_INPUTS`)."""
     inputs = (TARGET_LANG, TEXT) if languages else (TEXT,)
-    if signature in TEXT_PAIR_INPUTS:
-        return tuple(sorted((*inputs, TEXT_PAIR_INPUTS[signature])))
-    return inputs
+    return tuple(sorted((*inputs, *MORE_INPUTS.get(signature, ()))))
 
 
 class ExportError(UserError, ValueError):

@@ -50,11 +50,11 @@ from common.errors import ConfigError
 from common.language_tags import defused, languages_in_pieces, sources_as_read, tag
 from common.translation import (
     Hypothesis,
+    RequestError,
     Sampling,
     TranslationRequest,
     check_pairs,
     pairs_in_batches,
-    refuse_terms,
     translate_in_batches,
     truncation_warnings,
 )
@@ -167,7 +167,7 @@ class CTranslate2Translator:
         ``request.sampling``: see :meth:`sample`)."""
         language = request.language(self.languages)
         prefixes = request.prefixes(sentences)
-        refuse_terms(request, sentences)
+        _refuse_terms(request, sentences)
         if request.sampling is not None:
             return self.sample(
                 sentences, request.sampling, language, batch_size, progress, prefixes
@@ -264,7 +264,7 @@ class CTranslate2Translator:
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
         prefixes = request.prefixes(sentences)
-        refuse_terms(request, sentences)
+        _refuse_terms(request, sentences)
 
         def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
             batch = [sentences[row] for row in rows]
@@ -572,3 +572,12 @@ class CTranslate2Translator:
 def _rows_of(values: Sequence[T] | None, rows: Sequence[int]) -> list[T] | None:
     """``values`` at ``rows`` (None: None), as a batch takes a request's per-sentence values."""
     return None if values is None else [values[row] for row in rows]
+
+
+def _refuse_terms(request: TranslationRequest, sentences: Sequence[str]) -> None:
+    """A RequestError when ``request`` gives ``sentences`` terms: CTranslate2 cannot place them."""
+    if request.sentence_terms(sentences) is not None:
+        raise RequestError(
+            "CTranslate2 has no constrained search to place terms: translate with the work "
+            "directory (--workdir) or its SavedModel (--saved_model)."
+        )

@@ -25,10 +25,10 @@ from common.errors import UserError
 from common.translation import (
     Hypothesis,
     RequestError,
+    Terms,
     TranslationRequest,
     hypotheses_rows,
     pairs_in_batches,
-    refuse_terms,
     scored_targets,
     translate_in_batches,
     truncation_warnings,
@@ -36,7 +36,9 @@ from common.translation import (
 from exports.contract import (
     ADDED_IN,
     ALIGNMENT,
+    AVOID,
     BEAM_SIZE_VARIABLE,
+    CONSTRAINED,
     FORCED_SCORE,
     FORCED_SCORE_OUTPUTS,
     LANGUAGES_VARIABLE,
@@ -51,6 +53,7 @@ from exports.contract import (
     TARGET,
     TARGET_LANG,
     TARGET_PREFIX,
+    TERMS,
     TEXT,
     TOKEN_LOG_PROBS,
     TRANSLATION,
@@ -102,7 +105,9 @@ class SavedModelTranslator:
             )
 
         prefixes = request.prefixes(sentences)
-        refuse_terms(request, sentences)
+        if request.sentence_terms(sentences) is not None:
+            rows = self.hypotheses(sentences, request, batch_size, progress)
+            return [row[0].text if row else "" for row in rows]
         serve = self.serve if prefixes is None else self._signature(PREFIXED)
 
         def translate_rows(rows: list[int]) -> list[str]:
@@ -122,10 +127,13 @@ class SavedModelTranslator:
         progress: bool = True,
     ) -> list[list[Hypothesis]]:
         """Each sentence's ``request.n_best`` best translations with their scores, from the
-        export's ``scored`` (one) or ``n_best`` signature."""
+        export's ``scored`` (one) or ``n_best`` signature; with terms, the one translation of
+        its ``constrained`` signature."""
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
-        refuse_terms(request, sentences)
+        terms = request.sentence_terms(sentences)
+        if terms is not None:
+            return self._constrained(sentences, request, language, terms, batch_size, progress)
         if request.prefixes(sentences) is not None or request.return_alternatives:
             raise RequestError(
                 "A SavedModel continues target prefixes without scores (its 'prefixed' "
@@ -139,6 +147,37 @@ class SavedModelTranslator:
             outputs = signature(**self._inputs([sentences[row] for row in rows], language))
             columns = {name: outputs[name].numpy().tolist() for name in outputs}
             return hypotheses_rows(*(columns[name] for name in SCORED_OUTPUTS), n_best=n_best)
+
+        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+
+    def _constrained(
+        self,
+        sentences: Sequence[str],
+        request: TranslationRequest,
+        language: str | None,
+        terms: list[Terms],
+        batch_size: int,
+        progress: bool,
+    ) -> list[list[Hypothesis]]:
+        """Each sentence's translation with its terms placed (from its prefix), scored."""
+        if request.n_best > 1:
+            raise RequestError(
+                "A SavedModel gives one translation with terms (its 'constrained' signature); "
+                "for n-best lists with terms use the work directory (--workdir)."
+            )
+        signature = self._signature(CONSTRAINED)
+        prefixes = request.prefixes(sentences)
+
+        def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
+            inputs = self._inputs([sentences[row] for row in rows], language)
+            prefix = [""] * len(rows) if prefixes is None else [prefixes[row] for row in rows]
+            inputs[TARGET_PREFIX] = tf.constant(prefix, tf.string, shape=[len(rows)])
+            required, avoided = zip(*(terms[row].lines() for row in rows), strict=True)
+            inputs[TERMS] = tf.constant(list(required), tf.string)
+            inputs[AVOID] = tf.constant(list(avoided), tf.string)
+            outputs = signature(**inputs)
+            columns = {name: outputs[name].numpy().tolist() for name in outputs}
+            return hypotheses_rows(*(columns[name] for name in SCORED_OUTPUTS), n_best=1)
 
         return translate_in_batches(translate_rows, sentences, batch_size, progress)
 

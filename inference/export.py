@@ -22,11 +22,13 @@ from exports.contract import (
     ALIGNMENT,
     ATTENTION,
     BEAM_SIZE_VARIABLE,
+    CONSTRAINED,
     CROSS_ATTENTION,
     FORCED_SCORE,
     FORCED_SCORE_OUTPUTS,
     LANGUAGES_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
+    MORE_INPUTS,
     N_BEST,
     PREFIXED,
     SCORED,
@@ -37,7 +39,6 @@ from exports.contract import (
     TARGET_LANG,
     TARGET_PIECES,
     TEXT,
-    TEXT_PAIR_INPUTS,
     TRANSLATION,
 )
 
@@ -71,9 +72,10 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
         SERVING_DEFAULT: _signature(translator, _translation),
         SCORED: _signature(translator, _scored),
         N_BEST: _signature(translator, _n_best),
-        FORCED_SCORE: _text_pair_signature(translator, FORCED_SCORE, _forced_score),
-        PREFIXED: _text_pair_signature(translator, PREFIXED, _prefixed),
-        ALIGNMENT: _text_pair_signature(translator, ALIGNMENT, _alignment),
+        FORCED_SCORE: _signature(translator, _forced_score, FORCED_SCORE),
+        PREFIXED: _signature(translator, _prefixed, PREFIXED),
+        ALIGNMENT: _signature(translator, _alignment, ALIGNMENT),
+        CONSTRAINED: _signature(translator, _constrained, CONSTRAINED),
     }
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
         signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
@@ -106,16 +108,25 @@ def _cross_attention(
     }
 
 
-def _signature(translator: ModelTranslator, outputs) -> tf.types.experimental.ConcreteFunction:
-    """The concrete function of a signature with the contract's inputs: ``text``, and
-    ``target_lang`` for a multilingual model (the graph checks and tags it)."""
+def _signature(
+    translator: ModelTranslator, outputs, name: str = SERVING_DEFAULT
+) -> tf.types.experimental.ConcreteFunction:
+    """The concrete function of signature ``name`` with the contract's inputs: ``text``,
+    ``target_lang`` for a multilingual model (the graph checks and tags it), and the string
+    columns ``name`` takes besides (:data:`~exports.contract.MORE_INPUTS`), passed to
+    ``outputs(translator, text, target_lang, *more)`` in that order."""
     text = tf.TensorSpec([None], tf.string, name=TEXT)
+    more = [tf.TensorSpec([None], tf.string, name=column) for column in MORE_INPUTS.get(name, ())]
     if translator.languages:
         target_lang = tf.TensorSpec([None], tf.string, name=TARGET_LANG)
-        function = tf.function(lambda text, target_lang: outputs(translator, text, target_lang))
-        return function.get_concrete_function(text, target_lang)
-    function = tf.function(lambda text: outputs(translator, text, tf.fill(tf.shape(text), "")))
-    return function.get_concrete_function(text)
+        function = tf.function(
+            lambda text, target_lang, *more: outputs(translator, text, target_lang, *more)
+        )
+        return function.get_concrete_function(text, target_lang, *more)
+    function = tf.function(
+        lambda text, *more: outputs(translator, text, tf.fill(tf.shape(text), ""), *more)
+    )
+    return function.get_concrete_function(text, *more)
 
 
 def _forced_score(
@@ -142,21 +153,13 @@ def _prefixed(
     return {TRANSLATION: translator.prefixed_batch(text, target_lang, target_prefix)}
 
 
-def _text_pair_signature(
-    translator: ModelTranslator, name: str, outputs
-) -> tf.types.experimental.ConcreteFunction:
-    """The concrete function of signature ``name``, which takes a second string column
-    (``forced_score``'s ``target``, ``prefixed``'s ``target_prefix``: the contract's
-    ``TEXT_PAIR_INPUTS``) besides ``text`` (and ``target_lang`` for a multilingual model)."""
-    text = tf.TensorSpec([None], tf.string, name=TEXT)
-    second = tf.TensorSpec([None], tf.string, name=TEXT_PAIR_INPUTS[name])
-    if translator.languages:
-        target_lang = tf.TensorSpec([None], tf.string, name=TARGET_LANG)
-        function = tf.function(
-            lambda text, target_lang, second: outputs(translator, text, target_lang, second)
-        )
-        return function.get_concrete_function(text, target_lang, second)
-    function = tf.function(
-        lambda text, second: outputs(translator, text, tf.fill(tf.shape(text), ""), second)
-    )
-    return function.get_concrete_function(text, second)
+def _constrained(
+    translator: ModelTranslator,
+    text: tf.Tensor,
+    target_lang: tf.Tensor,
+    target_prefix: tf.Tensor,
+    terms: tf.Tensor,
+    avoid: tf.Tensor,
+) -> dict:
+    constrained = translator.constrained(1)(text, target_lang, target_prefix, terms, avoid)
+    return dict(zip(SCORED_OUTPUTS, constrained, strict=True))

@@ -155,10 +155,11 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
             batchable=signature == SERVING_DEFAULT,
         )
         for signature, outputs in SIGNATURE_OUTPUTS.items()
+        if signature in runs  # not constrained: CTranslate2 has no constrained search
     }
     signature_defs = {
-        signature: string_signature_def(list(inputs[signature]), specs)
-        for signature, specs in SIGNATURE_OUTPUTS.items()
+        signature: string_signature_def(list(inputs[signature]), SIGNATURE_OUTPUTS[signature])
+        for signature in signatures
     }
     return ServedModel(
         name,

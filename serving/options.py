@@ -22,6 +22,10 @@ one request may differ:
   (a CTranslate2 export; a SavedModel translates with the search it was exported with); not with
   ``n_best``, ``with_scores`` or ``target_prefix``. The rows of one request with the same
   settings are sampled together: the same request gives the same samples;
+* ``"terms": ["a hound"]`` and ``"avoid": ["dog"]`` (either): the translation holds every term
+  and no avoided phrase (constrained beam search; the export contract's ``constrained``
+  signature, whose one translation ``with_scores`` scores, from a ``target_prefix`` if given);
+  not with ``n_best`` over 1, ``sampling`` or ``document``; a CTranslate2 export cannot;
 * ``"document": true`` (and ``"source_lang": "de"``, the source's language for sentence
   splitting, ``en`` by default): the text is running text, translated sentence by sentence into
   one string with its spaces, line breaks and blank lines kept (:mod:`common.documents`; a
@@ -30,9 +34,9 @@ one request may differ:
 
 A row without options gets what ``serving_default`` gives it, the translation as a string. Its
 rows run through ``serving_default`` (batched with other requests' rows), the others through the
-export contract's ``scored``, ``n_best`` and ``prefixed`` signatures, then the ``alignment``
-signature for the rows that ask for alignments. A bad value, an option in columnar format or on
-another signature, and a model without the signatures needed are 400s.
+export contract's ``scored``, ``n_best``, ``prefixed`` and ``constrained`` signatures, then
+the ``alignment`` signature for the rows that ask for alignments. A bad value, an option in
+columnar format or on another signature, and a model without the signatures needed are 400s.
 
 Example:
     >>> body = {"instances": ["Ein Hund.", {"text": "Eine Katze.", "n_best": 2}]}
@@ -50,10 +54,18 @@ import numpy as np
 
 from common.alignment import alignments_of
 from common.documents import split_document
-from common.translation import RequestError, Sampling, TranslationRequest, hypotheses_rows
+from common.translation import (
+    RequestError,
+    Sampling,
+    Terms,
+    TranslationRequest,
+    hypotheses_rows,
+)
 from exports.contract import (
     ALIGNMENT,
     ATTENTION,
+    AVOID,
+    CONSTRAINED,
     LENGTH,
     LOG_PROB,
     N_BEST,
@@ -66,6 +78,7 @@ from exports.contract import (
     TARGET_LANG,
     TARGET_PIECES,
     TARGET_PREFIX,
+    TERMS,
     TEXT,
     TOKEN_LOG_PROBS,
     TRANSLATION,
@@ -78,8 +91,11 @@ from serving.registry import SAMPLED, ServedModel, Signature
 N_BEST_FIELD, WITH_SCORES_FIELD = "n_best", "with_scores"
 TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD, SAMPLING_FIELD = TARGET_PREFIX, "alignments", "sampling"
 DOCUMENT_FIELD, SOURCE_LANG_FIELD = "document", "source_lang"
+TERMS_FIELD, AVOID_FIELD = TERMS, AVOID
 OPTION_FIELDS = frozenset(
     {
+        TERMS_FIELD,
+        AVOID_FIELD,
         N_BEST_FIELD,
         WITH_SCORES_FIELD,
         TARGET_PREFIX_FIELD,
@@ -101,7 +117,7 @@ RunSignature = Callable[[Signature, Mapping[str, list[str]]], Awaitable[Mapping[
 class RowOptions:
     """The options of one row: ``n_best`` hypotheses (None: not asked), ``with_scores``, the
     ``target_prefix`` its translation starts with, its ``alignments`` (hard, soft or None) and
-    its ``sampling``; a ``document``'s ``source_lang``."""
+    its ``sampling``; a ``document``'s ``source_lang``; its ``terms`` (required and avoided)."""
 
     n_best: int | None = None
     with_scores: bool = False
@@ -110,6 +126,7 @@ class RowOptions:
     sampling: Sampling | None = None
     document: bool = False
     source_lang: str = "en"
+    terms: Terms | None = None
 
     @property
     def signature(self) -> str:
@@ -117,6 +134,8 @@ class RowOptions:
         model's sampler's."""
         if self.sampling is not None:
             return SAMPLED
+        if self.terms is not None:
+            return CONSTRAINED
         if self.n_best is not None:
             return N_BEST
         if self.with_scores:
@@ -164,10 +183,16 @@ def _options(row: object, where: str) -> RowOptions:
             TranslationRequest(n_best=n_best)  # the request's own check: a positive integer
         except RequestError as error:
             raise bad_request(f"{where}: {error}") from None
+    terms = _terms(row, where)
+    if terms is not None and (n_best or 1) > 1:
+        raise bad_request(
+            f"{where}: a translation with {TERMS_FIELD} comes alone (the '{CONSTRAINED}' "
+            f"signature): drop {N_BEST_FIELD}"
+        )
     target_prefix = row.get(TARGET_PREFIX_FIELD)
     if target_prefix is not None and not isinstance(target_prefix, str):
         raise bad_request(f"{where}.{TARGET_PREFIX_FIELD} must be a string, not {target_prefix!r}")
-    if target_prefix is not None and (n_best is not None or with_scores):
+    if target_prefix is not None and (n_best is not None or with_scores) and terms is None:
         raise bad_request(
             f"{where}: a {TARGET_PREFIX_FIELD} is continued without scores: drop {N_BEST_FIELD} "
             f"and {WITH_SCORES_FIELD}, or the prefix"
@@ -179,10 +204,11 @@ def _options(row: object, where: str) -> RowOptions:
             f"{alignments!r}"
         )
     sampling = _sampling(row.get(SAMPLING_FIELD), where)
-    if sampling is not None and (n_best is not None or with_scores or target_prefix is not None):
+    others = [n_best is not None, with_scores, target_prefix is not None, terms is not None]
+    if sampling is not None and any(others):
         raise bad_request(
             f"{where}: a sampled translation comes alone: drop {N_BEST_FIELD}, "
-            f"{WITH_SCORES_FIELD} and {TARGET_PREFIX_FIELD}, or {SAMPLING_FIELD}"
+            f"{WITH_SCORES_FIELD}, {TARGET_PREFIX_FIELD} and {TERMS_FIELD}, or {SAMPLING_FIELD}"
         )
     document = row.get(DOCUMENT_FIELD, False)
     if not isinstance(document, bool):
@@ -194,15 +220,28 @@ def _options(row: object, where: str) -> RowOptions:
         )
     if SOURCE_LANG_FIELD in row and not document:
         raise bad_request(f'{where}.{SOURCE_LANG_FIELD} goes with "{DOCUMENT_FIELD}": true')
-    others = [n_best is not None, with_scores, target_prefix, alignments, sampling]
+    others = [n_best is not None, with_scores, target_prefix, alignments, sampling, terms]
     if document and any(value not in (None, False) for value in others):
         raise bad_request(
             f"{where}: a {DOCUMENT_FIELD} comes back as one text: drop {N_BEST_FIELD}, "
-            f"{WITH_SCORES_FIELD}, {TARGET_PREFIX_FIELD}, {ALIGNMENTS_FIELD} and {SAMPLING_FIELD}"
+            f"{WITH_SCORES_FIELD}, {TARGET_PREFIX_FIELD}, {ALIGNMENTS_FIELD}, {SAMPLING_FIELD} "
+            f"and {TERMS_FIELD}"
         )
     return RowOptions(
-        n_best, with_scores, target_prefix, alignments, sampling, document, source_lang
+        n_best, with_scores, target_prefix, alignments, sampling, document, source_lang, terms
     )
+
+
+def _terms(row: dict, where: str) -> Terms | None:
+    """A row's ``terms`` and ``avoid`` as its :class:`Terms` (None without either; 400s
+    naming a bad one)."""
+    fields = {name: row[name] for name in (TERMS_FIELD, AVOID_FIELD) if name in row}
+    if not fields:
+        return None
+    try:
+        return Terms.from_fields(fields) or None
+    except RequestError as error:
+        raise bad_request(f"{where}: {error}") from None
 
 
 def _sampling(value: object, where: str) -> Sampling | None:
@@ -319,8 +358,13 @@ def _rows(
 ) -> dict[str, list[str]]:
     """The columns of ``rows`` (and, for prefixed rows, their ``target_prefix`` column)."""
     chosen = {name: [column[row] for row in rows] for name, column in columns.items()}
-    if options[rows[0]].signature == PREFIXED:
-        chosen[TARGET_PREFIX] = [options[row].target_prefix for row in rows]
+    if options[rows[0]].signature in (PREFIXED, CONSTRAINED):
+        chosen[TARGET_PREFIX] = [options[row].target_prefix or "" for row in rows]
+    if options[rows[0]].signature == CONSTRAINED:
+        chosen[TERMS], chosen[AVOID] = (
+            list(column)
+            for column in zip(*(options[row].terms.lines() for row in rows), strict=True)
+        )
     return chosen
 
 
@@ -364,6 +408,11 @@ def _check(model: ServedModel, options: Sequence[RowOptions]) -> None:
     needed = {option.signature for option in options} - {SAMPLED}
     if any(option.alignments for option in options):
         needed.add(ALIGNMENT)
+    if CONSTRAINED in needed and model.runtime == "CTranslate2":
+        raise bad_request(
+            f"model {model.name} ({model.runtime}) cannot place {TERMS_FIELD} (CTranslate2 has "
+            "no constrained search): serve the model's SavedModel (--saved_model) for terms"
+        )
     if any(option.sampling for option in options) and model.sampler is None:
         raise bad_request(
             f"model {model.name} ({model.runtime}) translates with the search it was exported "
@@ -388,8 +437,10 @@ def _prediction(outputs: Mapping[str, np.ndarray], row: int, option: RowOptions)
     """Row ``row`` of a signature's outputs as the prediction ``option`` asks for."""
     if option.signature in (SERVING_DEFAULT, PREFIXED, SAMPLED):  # a translation a row
         translation = outputs[TRANSLATION][row].decode("utf-8", errors="replace")
+    else:  # (batch, n) hypotheses, best first
+        translation = outputs[TRANSLATION][row][0].decode("utf-8", errors="replace")
+    if not option.with_scores and option.n_best is None:
         return {TRANSLATION: translation} if option.alignments else translation
-    translation = outputs[TRANSLATION][row][0].decode("utf-8", errors="replace")
     columns = [outputs[name][row : row + 1].tolist() for name in (SCORE, LOG_PROB, LENGTH)]
     (hypotheses,) = hypotheses_rows(
         outputs[TRANSLATION][row : row + 1].tolist(),

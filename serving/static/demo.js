@@ -15,6 +15,8 @@ const alternativesSelect = document.getElementById("alternatives");
 const alternativesLabel = document.querySelector('label[for="alternatives"]');
 const source = document.getElementById("source");
 const prefixInput = document.getElementById("prefix");
+const termsInput = document.getElementById("terms");
+const termsLabel = document.querySelector('label[for="terms"]');
 const documentBox = document.getElementById("document");
 const sourceLanguage = document.getElementById("source-lang");
 const alignmentMap = document.getElementById("alignment-map");
@@ -68,10 +70,13 @@ async function loadModels() {
   showOptions();
 }
 
-// The selectors a model offers: its target languages, and its number of alternatives.
+// The selectors a model offers: its target languages, its number of alternatives, its terms.
 function showOptions() {
   showLanguages();
   showAlternatives();
+  termsInput.hidden = termsLabel.hidden = !signaturesByModel[modelSelect.value]?.includes(
+    names.constrainedSignature,
+  );
 }
 
 // The target-language selector: shown for a multilingual model, with its languages.
@@ -94,15 +99,21 @@ function showAlternatives() {
   alternativesSelect.hidden = alternativesLabel.hidden = count < 2;
 }
 
-// The options of each row: the typed start of the translation, where the model has the
-// prefixed signature (continued without scores); else the translation's scores, where it has
-// the scored signature, and the chosen number of alternatives; and the soft word alignment,
-// where it has the alignment signature.
+// The options of each row: the terms typed, where the model has the constrained signature
+// (one translation, scored, from the typed start); else the typed start of the translation,
+// where it has the prefixed signature (continued without scores); else the translation's
+// scores, where it has the scored signature, and the chosen number of alternatives; and the
+// soft word alignment, where it has the alignment signature.
 function rowOptions(model) {
   const options = {};
   const signatures = signaturesByModel[model];
   const prefix = prefixInput.value.trim();
-  if (prefix && signatures.includes(names.prefixedSignature)) {
+  const terms = termsInput.value.split(",").map((term) => term.trim()).filter(Boolean);
+  if (terms.length && signatures.includes(names.constrainedSignature)) {
+    options[names.terms] = terms;
+    options[names.withScores] = true;
+    if (prefix) options[names.targetPrefix] = prefix;
+  } else if (prefix && signatures.includes(names.prefixedSignature)) {
     options[names.targetPrefix] = prefix;
   } else {
     if (signatures.includes(names.scoredSignature)) options[names.withScores] = true;

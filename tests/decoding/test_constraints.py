@@ -14,6 +14,7 @@ from decoding.constraints import (
     allocate,
     forbid_avoided,
     forbid_ends,
+    forbid_glued,
     initial_progress,
 )
 from decoding.options import SearchOptions
@@ -133,7 +134,7 @@ def test_progress_follows_a_term_and_drops_it_on_a_detour():
     ]
 
 
-def test_only_a_hypothesis_holding_every_term_may_end_and_an_avoided_phrase_is_never_ended():
+def test_a_hypothesis_ends_holding_every_term_a_term_ends_a_word_no_avoided_phrase_ends():
     terms = PhraseSet.of(tf.constant([[[7, 8]]]), PAD_ID)
     progress = {  # two hypotheses: one holds the term, one is inside it
         "met": tf.constant([[[True], [False]]]),
@@ -143,6 +144,11 @@ def test_only_a_hypothesis_holding_every_term_may_end_and_an_avoided_phrase_is_n
     scores = tf.zeros([10, 2])  # (vocab_size, rows)
     ended = forbid_ends(scores, terms, progress, eos_id=3).numpy()
     assert ended[3].tolist() == [0.0, -np.inf] and np.isfinite(np.delete(ended, 3, axis=0)).all()
+    # After a term's last token (the first hypothesis'), no token continuing its word.
+    progress["just_met"] = tf.constant([[True, False]])
+    continues_word = tf.constant([i in (4, 7) for i in range(10)])
+    glued = forbid_glued(scores, progress, continues_word).numpy()
+    assert np.argwhere(np.isinf(glued)).tolist() == [[4, 0], [7, 0]]
     avoided = PhraseSet.of(tf.constant([[[5, 6], [9, 0]]]), PAD_ID)
     alive_seqs = tf.constant([[[2, 4, 5, 0], [2, 5, 4, 0]]])  # BOS 4 5, BOS 5 4; step 2 next
     blocked = forbid_avoided(scores, avoided, alive_seqs, tf.constant(2)).numpy()

@@ -4,12 +4,15 @@ per-line terms (the copy model: confident, so ties do not decide)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from common.glossary import Glossary
 from common.translation import RequestError, Sampling, Terms, TranslationRequest
+from exports.ctranslate2 import CTranslate2Translator
+from exports.saved_model import SavedModelTranslator
 from inference.loading import load_translator
 from tests.script_runner import run_in_process
 
@@ -129,3 +132,27 @@ def test_translate_py_reads_a_glossary_and_terms_a_line(tiny_run, tmp_path):
         run = run_in_process("translate.py", *workdir, *flags)
         assert run.returncode == 1 and run.stderr.strip().startswith(message), run.stderr
         assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_a_saved_model_places_terms_as_the_work_directory_and_ctranslate2_says_it_cannot(
+    tiny_run, tiny_beam4_exports
+):
+    saved_model, ctranslate2 = tiny_beam4_exports
+    translator, _ = load_translator(tiny_run[0], "latest", beam_size=4, jit_compile=False)
+    exported = SavedModelTranslator(saved_model)
+    request = TranslationRequest(
+        terms=[Terms(["a dog"]), None, Terms(["book", "reading"], avoided=["woman"])],
+        target_prefix=["", "Two", ""],
+    )
+    expected = translator.hypotheses(SENTENCES, request, progress=False)
+    found = exported.hypotheses(SENTENCES, request, progress=False)
+    assert [row[0].text for row in found] == [row[0].text for row in expected]
+    for row, expected_row in zip(found, expected, strict=True):
+        assert row[0].score == pytest.approx(expected_row[0].score, abs=1e-5)
+    assert exported.translate(SENTENCES, request, progress=False) == [
+        row[0].text for row in expected
+    ]
+    with pytest.raises(RequestError, match="A SavedModel gives one translation with terms"):
+        exported.hypotheses(SENTENCES, dataclasses.replace(request, n_best=2), progress=False)
+    with pytest.raises(RequestError, match="CTranslate2 has no constrained search"):
+        CTranslate2Translator(ctranslate2, threads=1).translate(SENTENCES, request)

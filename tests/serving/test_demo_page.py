@@ -121,6 +121,18 @@ def test_typing_a_sentence_and_pressing_enter_shows_its_translation_and_heat_map
     page.locator("#prefix").fill(prefix)
     page.locator("#prefix").press("Enter")
     expect(page.locator("#translations .translation")).to_have_text([continued.decode()])
+    # Typed terms are placed, from the typed start (a model with the constrained signature;
+    # the box is hidden for a CTranslate2 export).
+    terms = page.locator("#terms")
+    if "constrained" not in served.signatures:
+        expect(terms).to_be_hidden()
+    else:
+        outputs = served.signature("constrained")([""], [prefix], ["guitar\nstreet"], [SENTENCE])
+        terms.fill("guitar, street")
+        terms.press("Enter")
+        placed = outputs["translation"][0][0].decode()
+        expect(page.locator("#translations .translation")).to_have_text([placed])
+        assert "guitar" in placed and "street" in placed and placed.startswith(prefix)
     page.close()
 
 

@@ -70,6 +70,16 @@ def test_rows_without_options_ask_for_none_and_each_bad_value_is_named():
             {"text": "Ja", "document": True, "alignments": "hard"},
             r"instances\[1\]: a document comes back as one text: drop n_best",
         ),
+        ({"text": "Ja", "terms": "dog"}, r'instances\[1\]: "terms" must be a list of strings'),
+        ({"text": "Ja", "avoid": [""]}, r"instances\[1\]: avoided phrases must not hold an empty"),
+        (
+            {"text": "Ja", "terms": ["dog"], "n_best": 2},
+            r"instances\[1\]: a translation with terms comes alone \(the 'constrained' signature",
+        ),
+        (
+            {"text": "Ja", "terms": ["dog"], "sampling": {"seed": 1}},
+            r"instances\[1\]: a sampled translation comes alone: drop n_best, with_scores, targ",
+        ),
     ]:
         with pytest.raises(ApiError, match=message) as error:
             row_options(["Ja", row], columnar=False)
@@ -223,6 +233,46 @@ def test_prefixes_and_alignments_in_a_mixed_request(client, served, translate_di
         links = own_alignment(SENTENCES[3], hypothesis["translation"]).pharaoh()
         assert hypothesis["alignment"] == links
     assert two["alignment"] == two["hypotheses"][0]["alignment"]
+
+
+def test_terms_in_a_mixed_request_and_a_ctranslate2_export_says_it_cannot(client, served):
+    rows = [
+        {"text": SENTENCES[0], "terms": ["a dog"]},
+        {"text": SENTENCES[1], "terms": ["street"], "target_prefix": "Two", "with_scores": True},
+        {"text": SENTENCES[2], "avoid": ["woman"], "terms": ["book"], "alignments": "hard"},
+        SENTENCES[0],
+    ]
+    answer = client.post("/v1/models/saved:predict", json={"instances": rows})
+    assert answer.status_code == 200, answer.text
+    dog, street, book, plain = answer.json()["predictions"]
+    constrained = served["saved"].signature("constrained")  # avoid, target_prefix, terms, text
+
+    def expected(row: dict) -> dict:
+        outputs = constrained(
+            ["\n".join(row.get("avoid", []))],
+            [row.get("target_prefix", "")],
+            ["\n".join(row["terms"])],
+            [row["text"]],
+        )
+        return {name: outputs[name][0][0] for name in ("translation", "score", "length")}
+
+    assert dog == expected(rows[0])["translation"].decode() and "a dog" in dog
+    assert street["translation"] == expected(rows[1])["translation"].decode()
+    assert street["translation"].startswith("Two") and "street" in street["translation"]
+    assert street["score"] == pytest.approx(float(expected(rows[1])["score"]), abs=1e-5)
+    assert book["translation"] == expected(rows[2])["translation"].decode()
+    assert "book" in book["translation"] and "woman" not in book["translation"].split()
+    assert (
+        book["alignment"] != ""
+        and plain
+        == served["saved"].signature("serving_default")([SENTENCES[0]])["translation"][0].decode()
+    )
+    refused = client.post("/v1/models/ct2:predict", json={"instances": rows[:1]})
+    assert refused.status_code == 400
+    assert refused.json()["error"] == (
+        "model ct2 (CTranslate2) cannot place terms (CTranslate2 has no constrained search): "
+        "serve the model's SavedModel (--saved_model) for terms"
+    )
 
 
 def test_sampled_rows_repeat_their_seed_and_a_saved_model_says_where_to_sample(client, served):

@@ -15,6 +15,7 @@ python translate.py --workdir=DIR --input=in.txt --target_prefix=starts.txt --n_
     --return_alternatives                                # 3 next words, each continued
 python translate.py --workdir=DIR --input=in.txt --alignments=hard  # "TEXT ||| 0-0 1-1 ..."
 python translate.py --workdir=DIR --document --source_lang=de --input=doc.txt --output=doc.en.txt
+python translate.py --workdir=DIR --document --html --source_lang=de --input=doc.html  # tags kept
 python translate.py --workdir=DIR --terms=glossary.tsv --input=in.txt   # "Hund<TAB>hound" lines
 python translate.py --workdir=DIR --terms=terms.jsonl --input=in.txt    # {"terms": ["hound"]}
 
@@ -125,6 +126,12 @@ _DOCUMENT = flags.DEFINE_boolean(
     False,
     "The input is running text (paragraphs, documents): split into sentences, each translated, "
     "the output laid out as the input (spaces, line breaks, blank lines kept).",
+)
+_HTML = flags.DEFINE_boolean(
+    "html",
+    False,
+    "--document: the input is HTML; its tags are kept, each placed in the translation by the "
+    "word alignment (common/markup.py).",
 )
 _SOURCE_LANG = flags.DEFINE_string(
     "source_lang", "en", "--document: the source's language (ISO 639), for sentence splitting."
@@ -277,6 +284,8 @@ def main(argv: list[str]) -> None:
         request = with_glossary(request)
     if _DOCUMENT.value:
         check_document_flags(request)
+    elif _HTML.value:
+        sys.exit("error: --html reads a document's markup: give --document too.")
     if _INPUT.value is None:
         if _TARGET_PREFIX.value is not None:
             sys.exit("error: --target_prefix gives a line for each line of --input: give both.")
@@ -364,7 +373,13 @@ def document_translation(translator: Translator, text: str, request: Translation
     from common.documents import translate_document
 
     return translate_document(
-        translator, text, request, _SOURCE_LANG.value, _BATCH_SIZE.value, progress=False
+        translator,
+        text,
+        request,
+        _SOURCE_LANG.value,
+        _BATCH_SIZE.value,
+        progress=False,
+        markup=_HTML.value,
     )
 
 

@@ -28,6 +28,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
+from common.markup import Markup, place_markup
 from common.translation import TranslationRequest, Translator
 
 # Where a sentence too long for the model is best cut: at the spaces after a clause's end or
@@ -133,10 +134,13 @@ def translate_document(
     language: str = "en",
     batch_size: int = 64,
     progress: bool = False,
+    markup: bool = False,
 ) -> str:
     """``text`` translated sentence by sentence by ``translator`` (all its sentences in
     batches), each translation in its sentence's place; sentences the model would truncate are
     cut first (:func:`split_long`). ``language``: the source's, for sentence splitting.
+    ``markup``: ``text`` is HTML; its tags are placed in the translation by word alignments
+    (:mod:`common.markup`), which is HTML too.
 
     Example:
         >>> translate_document(translator, "Ein Hund rennt. Er bellt.\\n", language="de")
@@ -147,6 +151,18 @@ def translate_document(
     def too_long(sentences: list[str]) -> list[bool]:
         return [length > limit for length in translator.source_lengths(sentences, request)]
 
-    document = split_document(text, language, too_long)
+    read = Markup.parse(text) if markup else None
+    document = split_document(text if read is None else read.plain, language, too_long)
     translations = translator.translate(document.sentences, request, batch_size, progress)
-    return document.joined(translations)
+    if read is None:
+        return document.joined(translations)
+    tagged = read.sentences_with_tags(document)
+    alignments = translator.align(
+        [document.sentences[row] for row in tagged],
+        [translations[row] for row in tagged],
+        request,
+        batch_size,
+        progress,
+    )
+    links = {row: alignment.links() for row, alignment in zip(tagged, alignments, strict=True)}
+    return place_markup(read, document, translations, links)

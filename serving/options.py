@@ -30,7 +30,9 @@ one request may differ:
   splitting, ``en`` by default): the text is running text, translated sentence by sentence into
   one string with its spaces, line breaks and blank lines kept (:mod:`common.documents`; a
   sentence longer than the model reads is cut first); not with the other options. Its text is
-  bounded by ``--max_body_bytes``, not ``--max_sentence_chars``.
+  bounded by ``--max_body_bytes``, not ``--max_sentence_chars``. ``"html": true``: the text is
+  HTML, its tags placed in the translation by the ``alignment`` signature's word alignments
+  (:mod:`common.markup`).
 
 A row without options gets what ``serving_default`` gives it, the translation as a string. Its
 rows run through ``serving_default`` (batched with other requests' rows), the others through the
@@ -53,7 +55,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 import numpy as np
 
 from common.alignment import alignments_of
-from common.documents import split_document
+from common.documents import Document, split_document
+from common.markup import Markup, place_markup
 from common.translation import (
     RequestError,
     Sampling,
@@ -90,7 +93,7 @@ from serving.registry import SAMPLED, ServedModel, Signature
 # Hypothesis.fields()).
 N_BEST_FIELD, WITH_SCORES_FIELD = "n_best", "with_scores"
 TARGET_PREFIX_FIELD, ALIGNMENTS_FIELD, SAMPLING_FIELD = TARGET_PREFIX, "alignments", "sampling"
-DOCUMENT_FIELD, SOURCE_LANG_FIELD = "document", "source_lang"
+DOCUMENT_FIELD, SOURCE_LANG_FIELD, HTML_FIELD = "document", "source_lang", "html"
 TERMS_FIELD, AVOID_FIELD = TERMS, AVOID
 OPTION_FIELDS = frozenset(
     {
@@ -103,6 +106,7 @@ OPTION_FIELDS = frozenset(
         SAMPLING_FIELD,
         DOCUMENT_FIELD,
         SOURCE_LANG_FIELD,
+        HTML_FIELD,
     }
 )
 SAMPLING_SETTINGS = tuple(field.name for field in dataclasses.fields(Sampling))
@@ -117,7 +121,8 @@ RunSignature = Callable[[Signature, Mapping[str, list[str]]], Awaitable[Mapping[
 class RowOptions:
     """The options of one row: ``n_best`` hypotheses (None: not asked), ``with_scores``, the
     ``target_prefix`` its translation starts with, its ``alignments`` (hard, soft or None) and
-    its ``sampling``; a ``document``'s ``source_lang``; its ``terms`` (required and avoided)."""
+    its ``sampling``; a ``document``'s ``source_lang`` and ``html``; its ``terms`` (required
+    and avoided)."""
 
     n_best: int | None = None
     with_scores: bool = False
@@ -127,6 +132,7 @@ class RowOptions:
     document: bool = False
     source_lang: str = "en"
     terms: Terms | None = None
+    html: bool = False
 
     @property
     def signature(self) -> str:
@@ -218,8 +224,12 @@ def _options(row: object, where: str) -> RowOptions:
         raise bad_request(
             f"{where}.{SOURCE_LANG_FIELD} must be a language code, not {source_lang!r}"
         )
-    if SOURCE_LANG_FIELD in row and not document:
-        raise bad_request(f'{where}.{SOURCE_LANG_FIELD} goes with "{DOCUMENT_FIELD}": true')
+    html = row.get(HTML_FIELD, False)
+    if not isinstance(html, bool):
+        raise bad_request(f"{where}.{HTML_FIELD} must be true or false, not {html!r}")
+    for field in (SOURCE_LANG_FIELD, HTML_FIELD):
+        if field in row and not document:
+            raise bad_request(f'{where}.{field} goes with "{DOCUMENT_FIELD}": true')
     others = [n_best is not None, with_scores, target_prefix, alignments, sampling, terms]
     if document and any(value not in (None, False) for value in others):
         raise bad_request(
@@ -228,7 +238,7 @@ def _options(row: object, where: str) -> RowOptions:
             f"and {TERMS_FIELD}"
         )
     return RowOptions(
-        n_best, with_scores, target_prefix, alignments, sampling, document, source_lang, terms
+        n_best, with_scores, target_prefix, alignments, sampling, document, source_lang, terms, html
     )
 
 
@@ -312,15 +322,16 @@ async def _translate_documents(
     run: RunSignature,
 ) -> list[str]:
     """Each document row translated (:func:`common.documents.split_document`): the sentences
-    of all of them run through ``serving_default`` at once, each put back in its place."""
+    of all of them run through ``serving_default`` at once, each put back in its place (an
+    ``html`` row's tags by the ``alignment`` signature: :func:`_place_markup`)."""
     if not rows:
         return []
-    documents = []
+    documents, markups = [], []
     for row in rows:
         language = columns[TARGET_LANG][row] if TARGET_LANG in columns else ""
-        documents.append(
-            split_document(columns[TEXT][row], options[row].source_lang, _too_long(model, language))
-        )
+        markups.append(Markup.parse(columns[TEXT][row]) if options[row].html else None)
+        text = columns[TEXT][row] if markups[-1] is None else markups[-1].plain
+        documents.append(split_document(text, options[row].source_lang, _too_long(model, language)))
     sentences = {TEXT: [sentence for document in documents for sentence in document.sentences]}
     if TARGET_LANG in columns:
         sentences[TARGET_LANG] = [
@@ -333,11 +344,43 @@ async def _translate_documents(
         output = await run(model.signature(SERVING_DEFAULT), sentences)
         translations = [text.decode("utf-8", errors="replace") for text in output[TRANSLATION]]
     joined, start = [], 0
-    for document in documents:
+    for row, document, markup in zip(rows, documents, markups, strict=True):
         end = start + len(document.sentences)
-        joined.append(document.joined(translations[start:end]))
+        if markup is None:
+            joined.append(document.joined(translations[start:end]))
+        else:
+            language = [columns[TARGET_LANG][row]] if TARGET_LANG in columns else None
+            texts = (markup, document, translations[start:end], language)
+            joined.append(await _place_markup(model, *texts, run))
         start = end
     return joined
+
+
+async def _place_markup(
+    model: ServedModel,
+    markup: Markup,
+    document: Document,
+    translations: list[str],
+    language: list[str] | None,
+    run: RunSignature,
+) -> str:
+    """An ``html`` document's translation with its tags placed by the word alignments of its
+    sentences with tags inside (:func:`common.markup.place_markup`)."""
+    tagged = markup.sentences_with_tags(document)
+    links = {}
+    if tagged:
+        aligned = {
+            TEXT: [document.sentences[row] for row in tagged],
+            TARGET: [translations[row] for row in tagged],
+        }
+        if language is not None:
+            aligned[TARGET_LANG] = language * len(tagged)
+        output = await run(model.signature(ALIGNMENT), aligned)
+        alignments = alignments_of(
+            *(output[name].tolist() for name in (SOURCE_PIECES, TARGET_PIECES, ATTENTION))
+        )
+        links = {row: alignment.links() for row, alignment in zip(tagged, alignments, strict=True)}
+    return place_markup(markup, document, translations, links)
 
 
 def _too_long(model: ServedModel, language: str) -> Callable[[list[str]], list[bool]] | None:
@@ -406,7 +449,7 @@ def _check(model: ServedModel, options: Sequence[RowOptions]) -> None:
     """400s, before anything runs, for a model without the signatures asked for (or that cannot
     sample) and for more hypotheses than its beam keeps."""
     needed = {option.signature for option in options} - {SAMPLED}
-    if any(option.alignments for option in options):
+    if any(option.alignments or option.html for option in options):
         needed.add(ALIGNMENT)
     if CONSTRAINED in needed and model.runtime == "CTranslate2":
         raise bad_request(

@@ -19,6 +19,7 @@ const termsInput = document.getElementById("terms");
 const termsLabel = document.querySelector('label[for="terms"]');
 const documentBox = document.getElementById("document");
 const sourceLanguage = document.getElementById("source-lang");
+const htmlBox = document.getElementById("html");
 const alignmentMap = document.getElementById("alignment-map");
 const alignmentTitle = document.getElementById("alignment-title");
 const alignmentCaption = document.getElementById("alignment-caption");
@@ -180,7 +181,8 @@ function translationItem(prediction, sentence) {
   return item;
 }
 
-// The text box as one document row; its translation shown as one text, laid out as typed.
+// The text box as one document row (its tags kept when it is HTML); its translation shown as
+// one text, laid out as typed (HTML shown as its source).
 async function translateDocument() {
   const text = source.value;
   if (!text.trim()) return;
@@ -188,6 +190,7 @@ async function translateDocument() {
   showStatus("Translating…");
   const request = ++latestTranslation;
   const options = { [names.document]: true, [names.sourceLang]: sourceLanguage.value.trim() || "en" };
+  if (htmlBox.checked) options[names.html] = true;
   try {
     const { predictions } = await predict(model, {
       signature_name: names.translate,

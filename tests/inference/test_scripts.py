@@ -299,6 +299,24 @@ def test_translate_document_keeps_the_layout_in_every_runtime(workdir, tiny_save
         "error: --document writes the text back with a translation in each sentence's place; it "
         "cannot take --alignments."
     )
+    # HTML: its tags placed by the word alignments, as common.documents places them.
+    from common.documents import translate_document
+    from inference.loading import load_translator
+
+    page = "<p>Ein <b>Hund</b> rennt.</p>\n<p>Eine Frau <i>liest</i>.<br>Ende</p>\n"
+    source.write_text(page, encoding="utf-8")
+    translator, _ = load_translator(workdir, "best")
+    expected = translate_document(translator, page, language="de", markup=True)
+    tagged = run_in_process(
+        "translate.py", f"--workdir={workdir}", "--document", "--html", "--source_lang=de",
+        f"--input={source}",
+    )  # fmt: skip
+    assert tagged.returncode == 0, tagged.stderr
+    assert tagged.stdout == expected and expected.count("<") == page.count("<")
+    refused = run_in_process("translate.py", f"--workdir={workdir}", "--html", f"--input={source}")
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "error: --html reads a document's markup: give --document too."
+    )
 
 
 def test_translate_continues_an_interrupted_file_to_an_uninterrupted_runs_output(

@@ -14,7 +14,8 @@ import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 
 from common.alignment import alignments_of
-from common.documents import split_document
+from common.documents import split_document, translate_document
+from exports.saved_model import SavedModelTranslator
 from serving.saved_model import load_saved_model
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; scripts/test.sh installs it when missing
@@ -156,6 +157,15 @@ def test_a_document_comes_back_as_one_text_laid_out_as_typed(browser, demo, tran
     assert shown.evaluate("node => node.textContent") == expected
     assert "\n\n" in shown.inner_text()  # the blank line between the paragraphs, drawn
     expect(page.locator("#status")).to_have_text(f"A document translated by {model}.")
+    # HTML ticked too: its tags kept, as the server places them, shown as the HTML's source.
+    markup = f"<p>{SENTENCE}</p>\n<p>Ein <b>Hund</b> rennt.</p>"
+    translator = SavedModelTranslator(models[model].path)
+    tagged = translate_document(translator, markup, language="de", markup=True)
+    page.locator("#html").check()
+    page.locator("#source").fill(markup)
+    page.locator("#source").press("Enter")
+    expect(shown).to_have_text(tagged)
+    assert tagged.count("<b>") == 1 and tagged.startswith("<p>")
     page.close()
 
 

@@ -8,8 +8,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from common.alignment import alignments_of
-from common.documents import split_document
+from common.documents import split_document, translate_document
 from common.translation import Sampling
+from exports.saved_model import SavedModelTranslator
 from serving.app import create_app
 from serving.batching import BatchingOptions
 from serving.ctranslate2_model import load_ctranslate2_model
@@ -61,6 +62,7 @@ def test_rows_without_options_ask_for_none_and_each_bad_value_is_named():
             r"instances\[1\]: a sampled translation comes alone: drop n_best",
         ),
         ({"text": "Ja", "document": "yes"}, r"instances\[1\].document must be true or false"),
+        ({"text": "Ja", "html": True}, r'instances\[1\].html goes with "document": true'),
         ({"text": "Ja", "source_lang": "de"}, r'instances\[1\].source_lang goes with "document"'),
         (
             {"text": "Ja", "document": True, "source_lang": 7},
@@ -324,3 +326,12 @@ def test_a_document_row_comes_back_as_one_text_laid_out_as_it_came(
     assert len(split.sentences) > 3  # the long one was cut
     assert document == split.joined(translate_directly(served[model], split.sentences))
     assert plain == translate_directly(served[model], [SENTENCES[3]])[0]
+    # HTML: its tags placed by the model's alignment signature, as translate.py places them.
+    page = f"<p>{SENTENCES[0]}</p>\n<p>Eine <b>Frau</b> liest ein <i>Buch</i>.<br>Ende</p>"
+    row = {"text": page, "document": True, "source_lang": "de", "html": True}
+    answer = client.post(f"/v1/models/{model}:predict", json={"instances": [row]})
+    assert answer.status_code == 200, answer.text
+    runtime = served[model].loaded
+    translator = SavedModelTranslator(served[model].path) if model == "saved" else runtime
+    expected = translate_document(translator, page, language="de", markup=True)
+    assert answer.json()["predictions"] == [expected] and expected.count("<") == page.count("<")

@@ -127,6 +127,7 @@ def test_status_and_metadata(client, tiny_served):
             "alignments": "alignments",
             "document": "document",
             "sourceLang": "source_lang",
+            "html": "html",
             "alignment": "alignment",
             "hypotheses": "hypotheses",
             "confidence": "confidence",

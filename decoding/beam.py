@@ -142,7 +142,7 @@ def n_best_search(
     fewer than n hypotheses ended (a beam that ran out), the rest have score -inf.
 
     ``constraints``: each sentence's required terms and avoided phrases, honoured by dynamic
-    beam allocation (:mod:`decoding.constraints`; with ``dynamic_shapes`` only): every
+    beam allocation (:mod:`decoding.constraints`; under XLA, of static shapes): every
     hypothesis returned holds every term, unless none could by the length limit (which grows by
     the sentence's term tokens); then those holding the most term tokens come first.
 
@@ -154,15 +154,16 @@ def n_best_search(
     alpha, beam, n = options.length_penalty, options.beam_size, num_hypotheses
     if not 1 <= n <= beam:
         raise ValueError(f"num_hypotheses must be between 1 and the beam size ({beam}), got {n}.")
-    if constraints is not None and not dynamic_shapes:
-        raise ValueError("A constrained search runs with dynamic_shapes (not under XLA).")
     bos_id, eos_id, pad_id = options.bos_id, options.eos_id, options.pad_id
     source_ids, limits, buffer_length, cache = start_search(
-        model, source_ids, options, growing_cache=dynamic_shapes
+        model,
+        source_ids,
+        options,
+        growing_cache=dynamic_shapes,
+        # Room for the terms besides each translation's own limit.
+        extra_lengths=None if constraints is None else constraints.terms.total_lengths,
+        extra_bound=0 if constraints is None else constraints.terms.length_bound,
     )
-    if constraints is not None:  # room for the terms besides the translation's own limit
-        limits += constraints.terms.total_lengths
-        buffer_length = tf.maximum(buffer_length, tf.reduce_max(limits))
     batch = tf.shape(source_ids)[0]
     prefix = None if target_prefix is None else TargetPrefix.of(target_prefix, pad_id)
     # (batch, ...) -> (batch * beam, ...): each sentence's rows repeated beam times, consecutively.

@@ -62,12 +62,20 @@ def output_length_limits(
 
 
 def start_search(
-    model, source_ids: tf.Tensor, options: SearchOptions, growing_cache: bool = False
+    model,
+    source_ids: tf.Tensor,
+    options: SearchOptions,
+    growing_cache: bool = False,
+    extra_lengths: tf.Tensor | None = None,
+    extra_bound: tf.Tensor | int = 0,
 ) -> tuple[tf.Tensor, tf.Tensor, int | tf.Tensor, dict]:
     """What every cached search does first: the length limits, the encoder pass and the cache.
 
     ``growing_cache``: a self-attention cache that grows by one position per step (dynamic
     shapes) instead of buffers of ``buffer_length`` positions (static shapes, for XLA).
+    ``extra_lengths``: int32 ``(batch,)`` tokens each sentence may write beyond its limit (a
+    constrained search's terms), at most ``extra_bound`` (from shapes only: a constant for
+    XLA, which the buffers grow by).
 
     Returns:
         ``(source_ids as int32, limits, buffer_length, cache)``; see
@@ -75,6 +83,9 @@ def start_search(
     """
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     limits, buffer_length = output_length_limits(source_ids, options)
+    if extra_lengths is not None:
+        limits += extra_lengths
+        buffer_length += extra_bound
     memory, memory_mask = model.encode(source_ids)
     cache = model.init_cache(memory, memory_mask, None if growing_cache else buffer_length)
     return source_ids, limits, buffer_length, cache

@@ -60,6 +60,13 @@ class PhraseSet(NamedTuple):
         """int32 ``(batch,)``: each sentence's phrase tokens."""
         return tf.reduce_sum(self.lengths, axis=1)
 
+    @property
+    def length_bound(self) -> tf.Tensor:
+        """int32 scalar: the most phrase tokens a sentence can have, ``count * width``, from
+        the shape (a constant for XLA, which compiles for each shape)."""
+        shape = tf.shape(self.ids)
+        return shape[1] * (shape[2] - 1)
+
 
 def initial_progress(terms: PhraseSet, beam: int) -> dict[str, tf.Tensor]:
     """Every hypothesis' progress before the first step: nothing met, inside no term.
@@ -209,12 +216,15 @@ def advance(
     }
 
 
-def allocate(log_probs: tf.Tensor, banks: tf.Tensor, beam: int) -> tf.Tensor:
+def allocate(
+    log_probs: tf.Tensor, banks: tf.Tensor, beam: int, bound: tf.Tensor | int | None = None
+) -> tf.Tensor:
     """Dynamic beam allocation: the ``beam`` candidates kept, round-robin across banks.
 
     Args:
         log_probs: float32 ``(batch, candidates)``; -inf: not a candidate.
-        banks: int32 ``(batch, candidates)``: each candidate's term tokens met.
+        banks: int32 ``(batch, candidates)``: each candidate's term tokens met, at most
+            ``bound`` (from shapes only, as XLA needs; None: read from ``banks``).
 
     Returns:
         int32 ``(batch, beam)``: the kept candidates' indices: the best of the highest bank,
@@ -228,7 +238,7 @@ def allocate(log_probs: tf.Tensor, banks: tf.Tensor, beam: int) -> tf.Tensor:
     order = tf.argsort(log_probs, axis=1, direction="DESCENDING", stable=True)
     sorted_banks = tf.gather(banks, order, batch_dims=1)
     real = tf.gather(log_probs, order, batch_dims=1) > -float("inf")
-    depth = tf.reduce_max(banks) + 1
+    depth = tf.reduce_max(banks) + 1 if bound is None else bound + 1
     in_bank = tf.one_hot(sorted_banks, depth, dtype=tf.int32) * tf.cast(real, tf.int32)[..., None]
     rank = tf.reduce_sum(tf.cumsum(in_bank, axis=1) * in_bank, axis=2) - 1  # within its bank
     turn = rank * depth + (depth - 1 - sorted_banks)  # the round-robin order
@@ -338,5 +348,5 @@ def allocate_beam(
         key: tf.reshape(value, tf.concat([[batch, -1], tf.shape(value)[3:]], axis=0))
         for key, value in candidates.items()
     }
-    kept = allocate(log_probs, met_tokens(terms, candidates), beam)
+    kept = allocate(log_probs, met_tokens(terms, candidates), beam, terms.length_bound)
     return kept, {key: tf.gather(value, kept, batch_dims=1) for key, value in candidates.items()}

@@ -159,6 +159,28 @@ def pad_to_buckets(source_ids: tf.Tensor, length_bucket: int) -> tf.Tensor:
     return tf.concat([ids, tf.cast(empty, ids.dtype)], axis=0)
 
 
+def pad_ids(ids: tf.Tensor, rows: tf.Tensor, multiples: Sequence[int]) -> tf.Tensor:
+    """``(batch, ...)`` ids padded with PAD to ``rows`` rows and each later axis to a multiple
+    of its ``multiples``: a prefix's or the terms', beside :func:`pad_to_buckets`'s sources
+    (few shapes, so few XLA compilations).
+
+    Example:
+        >>> pad_ids(tf.constant([[5, 6, 7]]), 2, [4]).numpy().tolist()
+        [[5, 6, 7, 0], [0, 0, 0, 0]]
+    """
+    shape = tf.shape(ids)
+    padding = [[0, rows - shape[0]]] + [
+        [0, -(-shape[axis] // multiple) * multiple - shape[axis]]
+        for axis, multiple in enumerate(multiples, start=1)
+    ]
+    return tf.pad(ids, padding, constant_values=PAD_ID)
+
+
+# Terms under XLA: their count padded to a multiple of 2, their tokens to a multiple of 4 (the
+# search's buffers grow by count * tokens).
+PHRASE_PADDING = (2, 4)
+
+
 class ModelTranslator(tf.Module):
     """Translates sentences with a trained model (or ensemble) and its tokenizer.
 
@@ -323,7 +345,9 @@ class ModelTranslator(tf.Module):
         ScoredTranslations``: each sentence's ``n_best`` best hypotheses holding every one of
         its ``terms`` and none of its ``avoided`` phrases (``(batch,)`` strings: phrases written
         in the target language, one a line; ``""``: none), from its prefix (``""``: none), by
-        constrained beam search (:mod:`decoding.constraints`; :func:`kept`)."""
+        constrained beam search (:mod:`decoding.constraints`; :func:`kept`). With
+        ``jit_compile``, batches of up to ``xla_max_batch_size`` sentences search under XLA,
+        padded as :func:`pad_to_buckets` pads them (terms too), as :meth:`translate_batch`."""
 
         def constrained(
             text: tf.Tensor,
@@ -332,26 +356,66 @@ class ModelTranslator(tf.Module):
             terms: tf.Tensor,
             avoided: tf.Tensor,
         ) -> ScoredTranslations:
-            source_ids = self._source_ids(text, target_lang)
-            constraints = Constraints.of(
+            inputs = (
+                self._source_ids(text, target_lang),
+                self._target_ids(target_prefix),
                 self._phrase_ids(terms),
                 self._phrase_ids(avoided),
-                PAD_ID,
-                tf.constant(self.tokenizer.continues_word),
             )
-            hypotheses = n_best_search(
-                self.model,
-                source_ids,
-                self.options,
-                n_best,
-                dynamic_shapes=True,
-                with_token_log_probs=True,
-                target_prefix=self._target_ids(target_prefix),
-                constraints=constraints,
+            if not self.jit_compile:
+                return self._scored(self._constrained_search(*inputs, n_best=n_best))
+            batch = tf.shape(inputs[0])[0]
+
+            def compiled() -> Hypotheses:
+                source_ids = pad_to_buckets(inputs[0], self.length_bucket)
+                rows = tf.shape(source_ids)[0]
+                prefix = pad_ids(inputs[1], rows, [self.length_bucket])
+                padded = [prefix, *(pad_ids(ids, rows, PHRASE_PADDING) for ids in inputs[2:])]
+                found = self._compiled_constrained(n_best)(source_ids, *padded)
+                return Hypotheses(*(field[:batch] for field in found))
+
+            hypotheses = tf.cond(
+                batch <= self.xla_max_batch_size,
+                compiled,
+                lambda: self._constrained_search(*inputs, n_best=n_best),
             )
             return self._scored(hypotheses)
 
         return tf.function(constrained, input_signature=CONSTRAINED_SIGNATURE, autograph=False)
+
+    @kept
+    def _compiled_constrained(self, n_best: int) -> Callable[..., Hypotheses]:
+        """:meth:`_constrained_search` compiled by XLA (static shapes; :func:`kept`)."""
+
+        def search(source_ids, prefix_ids, term_ids, avoided_ids) -> Hypotheses:
+            inputs = (source_ids, prefix_ids, term_ids, avoided_ids)
+            return self._constrained_search(*inputs, n_best=n_best, dynamic_shapes=False)
+
+        return tf.function(search, jit_compile=True, autograph=False)
+
+    def _constrained_search(
+        self,
+        source_ids: tf.Tensor,
+        prefix_ids: tf.Tensor,
+        term_ids: tf.Tensor,
+        avoided_ids: tf.Tensor,
+        n_best: int,
+        dynamic_shapes: bool = True,
+    ) -> Hypotheses:
+        """The ``n_best`` hypotheses of a constrained search (phrases ``(batch, count,
+        width)``, a term never glued to more of its word: ``Tokenizer.continues_word``)."""
+        continues_word = tf.constant(self.tokenizer.continues_word)
+        constraints = Constraints.of(term_ids, avoided_ids, PAD_ID, continues_word)
+        return n_best_search(
+            self.model,
+            source_ids,
+            self.options,
+            n_best,
+            dynamic_shapes=dynamic_shapes,
+            with_token_log_probs=True,
+            target_prefix=prefix_ids,
+            constraints=constraints,
+        )
 
     def _forced(self, source_ids: tf.Tensor, output_ids: tf.Tensor) -> ScoredTranslations:
         """``(batch, out_len)`` outputs of a search, each scored by forced decoding."""

@@ -72,6 +72,24 @@ def test_every_hypothesis_holds_every_term_and_scores_it_as_its_own(make_model, 
     )
 
 
+def test_the_search_under_xla_finds_what_the_graph_search_finds(make_model, sources):
+    model = make_model()
+    graph = _search(model, sources, _constraints(TERMS))
+    avoided = [[[row[0][0]]] if row else [] for row in TERMS]  # each first term's first token
+    compiled = tf.function(
+        lambda ids, terms, avoided: n_best_search(
+            model, ids, OPTIONS, 4, constraints=Constraints.of(terms, avoided, PAD_ID)
+        ),
+        jit_compile=True,
+    )
+    xla = compiled(sources, _padded(TERMS), _padded([[] for _ in TERMS]))
+    np.testing.assert_array_equal(xla.ids, graph.ids)
+    np.testing.assert_allclose(xla.scores, graph.scores, rtol=1e-5)
+    graph = _search(model, sources, _constraints([[] for _ in TERMS], avoided))
+    xla = compiled(sources, _padded([[] for _ in TERMS]), _padded(avoided))
+    np.testing.assert_array_equal(xla.ids, graph.ids)
+
+
 def test_without_constraints_the_search_is_the_unconstrained_one(make_model, sources):
     model = make_model()
     free = n_best_search(model, sources, OPTIONS, 4, dynamic_shapes=True)

@@ -11,6 +11,7 @@ import pytest
 
 from common.glossary import Glossary
 from common.translation import RequestError, Sampling, Terms, TranslationRequest
+from decoding.translator import ModelTranslator
 from exports.ctranslate2 import CTranslate2Translator
 from exports.saved_model import SavedModelTranslator
 from inference.loading import load_translator
@@ -156,3 +157,19 @@ def test_a_saved_model_places_terms_as_the_work_directory_and_ctranslate2_says_i
         exported.hypotheses(SENTENCES, dataclasses.replace(request, n_best=2), progress=False)
     with pytest.raises(RequestError, match="CTranslate2 has no constrained search"):
         CTranslate2Translator(ctranslate2, threads=1).translate(SENTENCES, request)
+
+
+def test_batches_under_xla_place_the_terms_as_the_graph_search(copy_run, copy_model, tokenizer):
+    translator, sentences, _ = copy_run
+    compiled = ModelTranslator(
+        copy_model, tokenizer, translator.options, max_source_length=48, jit_compile=True
+    )
+    terms = _terms_of_other_sentences(sentences[:10])
+    terms[3] = Terms(["Baum"], avoided=["ein"])
+    request = TranslationRequest(terms=terms, target_prefix=[""] * 9 + ["Ein"])
+    expected = translator.hypotheses(sentences[:10], request, progress=False)
+    for batch_size in (4, 10):  # under XLA (padded to 4 rows), and in the graph
+        found = compiled.hypotheses(sentences[:10], request, batch_size, progress=False)
+        assert [row[0].text for row in found] == [row[0].text for row in expected]
+        for row, expected_row in zip(found, expected, strict=True):
+            assert row[0].score == pytest.approx(expected_row[0].score, abs=1e-4)

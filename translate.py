@@ -308,12 +308,14 @@ def per_line_terms() -> bool:
 
 def with_glossary(request: TranslationRequest) -> TranslationRequest:
     """``request`` with --terms' glossary (a per-line file is read with --input), after the
-    checks --terms needs: a work directory or SavedModel, and the search (no sampling or
-    alternatives)."""
-    if _RUNTIME.ctranslate2.directory.value or _RUNTIME.litert.value:
+    checks --terms needs: a work directory or SavedModel (a CTranslate2 export: avoided
+    phrases only), and the search (no sampling or alternatives)."""
+    avoid_only = bool(_RUNTIME.ctranslate2.directory.value)
+    if _RUNTIME.litert.value or (avoid_only and not per_line_terms()):
         sys.exit(
-            "error: --terms needs --workdir or --saved_model: CTranslate2 and LiteRT exports "
-            "have no constrained search."
+            "error: --terms needs --workdir or --saved_model (a CTranslate2 export avoids the "
+            '"avoid" phrases of a --terms=FILE.jsonl only): LiteRT and CTranslate2 have no '
+            "constrained search."
         )
     if request.sampling is not None or request.return_alternatives:
         sys.exit(
@@ -324,7 +326,12 @@ def with_glossary(request: TranslationRequest) -> TranslationRequest:
         try:
             with open(_TERMS.value, encoding="utf-8") as file:
                 for number, line in enumerate(file, start=1):
-                    terms_of_lines([line], number)
+                    (terms,) = terms_of_lines([line], number)
+                    if avoid_only and terms.required:
+                        sys.exit(
+                            f"error: {_TERMS.value} line {number}: CTranslate2 has no "
+                            'constrained search to place "terms" (it avoids phrases only).'
+                        )
         except FileNotFoundError:
             sys.exit(f"error: no such file: {_TERMS.value}")
         except UnicodeDecodeError as error:

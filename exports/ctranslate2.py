@@ -36,10 +36,11 @@ Example:
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import ctranslate2
@@ -52,6 +53,7 @@ from common.translation import (
     Hypothesis,
     RequestError,
     Sampling,
+    Terms,
     TranslationRequest,
     check_pairs,
     pairs_in_batches,
@@ -167,17 +169,19 @@ class CTranslate2Translator:
         ``request.sampling``: see :meth:`sample`)."""
         language = request.language(self.languages)
         prefixes = request.prefixes(sentences)
-        _refuse_terms(request, sentences)
+        terms = _avoided_only(request, sentences)
         if request.sampling is not None:
             return self.sample(
                 sentences, request.sampling, language, batch_size, progress, prefixes
             )
 
-        def translate_rows(rows: list[int]) -> list[str]:
+        def translate_rows(translator: CTranslate2Translator, rows: list[int]) -> list[str]:
             batch = [sentences[row] for row in rows]
-            return self.translate_batch(batch, [language] * len(rows), _rows_of(prefixes, rows))
+            return translator.translate_batch(
+                batch, [language] * len(rows), _rows_of(prefixes, rows)
+            )
 
-        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+        return self._by_avoided(translate_rows, sentences, terms, batch_size, progress)
 
     def sample(
         self,
@@ -264,11 +268,13 @@ class CTranslate2Translator:
         language = request.language(self.languages)
         n_best = request.hypotheses_count(self.beam_size)
         prefixes = request.prefixes(sentences)
-        _refuse_terms(request, sentences)
+        terms = _avoided_only(request, sentences)
 
-        def translate_rows(rows: list[int]) -> list[list[Hypothesis]]:
+        def translate_rows(
+            translator: CTranslate2Translator, rows: list[int]
+        ) -> list[list[Hypothesis]]:
             batch = [sentences[row] for row in rows]
-            return self.hypotheses_batch(
+            return translator.hypotheses_batch(
                 batch,
                 [language] * len(batch),
                 n_best,
@@ -276,7 +282,42 @@ class CTranslate2Translator:
                 request.return_alternatives,
             )
 
-        return translate_in_batches(translate_rows, sentences, batch_size, progress)
+        return self._by_avoided(translate_rows, sentences, terms, batch_size, progress)
+
+    def avoiding(self, avoided: Sequence[str]) -> CTranslate2Translator:
+        """This translator with the ``avoided`` phrases never written (CTranslate2's
+        ``suppress_sequences``, which applies to a whole batch): a copy sharing the model."""
+        if not avoided:
+            return self
+        copied = copy.copy(self)
+        copied._suppressed = self._suppressed + self._target_pieces(list(avoided))
+        return copied
+
+    def _by_avoided(
+        self,
+        run_batch: Callable[[CTranslate2Translator, list[int]], list[T]],
+        sentences: Sequence[str],
+        terms: list[Terms] | None,
+        batch_size: int,
+        progress: bool,
+    ) -> list[T]:
+        """``run_batch(translator, rows)`` over batches of similar length, the rows of each set
+        of avoided phrases (one set without ``terms``) by a translator :meth:`avoiding` them."""
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for row in range(len(sentences)):
+            groups.setdefault(terms[row].avoided if terms else (), []).append(row)
+        results: list = [None] * len(sentences)
+        for avoided, rows in groups.items():
+            translator = self.avoiding(avoided)
+
+            def run_rows(batch: list[int], rows=rows, translator=translator) -> list[T]:
+                return run_batch(translator, [rows[index] for index in batch])
+
+            group = [sentences[row] for row in rows]
+            found = translate_in_batches(run_rows, group, batch_size, progress)
+            for row, value in zip(rows, found, strict=True):
+                results[row] = value
+        return results
 
     def hypotheses_batch(
         self,
@@ -574,10 +615,13 @@ def _rows_of(values: Sequence[T] | None, rows: Sequence[int]) -> list[T] | None:
     return None if values is None else [values[row] for row in rows]
 
 
-def _refuse_terms(request: TranslationRequest, sentences: Sequence[str]) -> None:
-    """A RequestError when ``request`` gives ``sentences`` terms: CTranslate2 cannot place them."""
-    if request.sentence_terms(sentences) is not None:
+def _avoided_only(request: TranslationRequest, sentences: Sequence[str]) -> list[Terms] | None:
+    """Each sentence's terms when they only avoid phrases (CTranslate2 suppresses those); a
+    RequestError for required terms, which CTranslate2 cannot place."""
+    terms = request.sentence_terms(sentences)
+    if terms is not None and any(given.required for given in terms):
         raise RequestError(
-            "CTranslate2 has no constrained search to place terms: translate with the work "
-            "directory (--workdir) or its SavedModel (--saved_model)."
+            "CTranslate2 has no constrained search to place terms (it avoids phrases only): "
+            "translate with the work directory (--workdir) or its SavedModel (--saved_model)."
         )
+    return terms

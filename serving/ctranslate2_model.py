@@ -23,10 +23,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from common.alignment import Alignment
-from common.translation import Hypothesis, Sampling, TranslationRequest
+from common.translation import PHRASE_SEPARATOR, Hypothesis, Sampling, TranslationRequest
 from exports.contract import (
     ALIGNMENT,
     ATTENTION,
+    AVOID,
+    CONSTRAINED,
     CROSS_ATTENTION,
     CTRANSLATE2_MODEL_FILE,
     FORCED_SCORE,
@@ -43,12 +45,14 @@ from exports.contract import (
     TARGET_LANG,
     TARGET_PIECES,
     TARGET_PREFIX,
+    TERMS,
     TEXT,
     TOKEN_LOG_PROBS,
     TRANSLATION,
     signature_inputs,
 )
 from exports.ctranslate2 import CTranslate2Translator
+from serving.errors import bad_request
 from serving.registry import (
     SAMPLED,
     ServedModel,
@@ -117,6 +121,33 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         )
         return {TRANSLATION: _strings(texts)}
 
+    def constrained(*columns: list[str]) -> dict[str, np.ndarray]:
+        """The ``constrained`` signature with avoided phrases only (CTranslate2 suppresses
+        them, a batch of one set at a time); required terms are a 400."""
+        named = dict(zip(inputs[CONSTRAINED], columns, strict=True))
+        if any(named[TERMS]):
+            raise bad_request(
+                f"{TERMS}: CTranslate2 has no constrained search to place terms (it avoids "
+                "phrases only): serve the model's SavedModel (--saved_model) for terms"
+            )
+        found: list = [None] * len(named[TEXT])
+        for avoided in dict.fromkeys(named[AVOID]):
+            rows = [row for row, phrases in enumerate(named[AVOID]) if phrases == avoided]
+            languages = named.get(TARGET_LANG)
+            avoiding = translator.avoiding(avoided.split(PHRASE_SEPARATOR) if avoided else ())
+            for row, hypothesis in zip(
+                rows,
+                avoiding.hypotheses_batch(
+                    [named[TEXT][row] for row in rows],
+                    None if languages is None else [languages[row] for row in rows],
+                    1,
+                    [named[TARGET_PREFIX][row] for row in rows],
+                ),
+                strict=True,
+            ):
+                found[row] = hypothesis
+        return _hypotheses_columns(found, 1)
+
     def sampler(sampling: Sampling) -> Signature:
         """``serving_default`` with CTranslate2's sampler in place of the search: the rows of
         one target language sampled together (its ``sample`` takes one)."""
@@ -145,6 +176,7 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
         FORCED_SCORE: forced_score,
         PREFIXED: prefixed,
         ALIGNMENT: alignment,
+        CONSTRAINED: constrained,
     }
     signatures = {
         signature: Signature(
@@ -155,7 +187,6 @@ def load_ctranslate2_model(name: str, path: str, threads: int = 0) -> ServedMode
             batchable=signature == SERVING_DEFAULT,
         )
         for signature, outputs in SIGNATURE_OUTPUTS.items()
-        if signature in runs  # not constrained: CTranslate2 has no constrained search
     }
     signature_defs = {
         signature: string_signature_def(list(inputs[signature]), SIGNATURE_OUTPUTS[signature])

@@ -25,7 +25,8 @@ one request may differ:
 * ``"terms": ["a hound"]`` and ``"avoid": ["dog"]`` (either): the translation holds every term
   and no avoided phrase (constrained beam search; the export contract's ``constrained``
   signature, whose one translation ``with_scores`` scores, from a ``target_prefix`` if given);
-  not with ``n_best`` over 1, ``sampling`` or ``document``; a CTranslate2 export cannot;
+  not with ``n_best`` over 1, ``sampling`` or ``document``; a CTranslate2 export avoids
+  phrases but places no terms (a 400);
 * ``"document": true`` (and ``"source_lang": "de"``, the source's language for sentence
   splitting, ``en`` by default): the text is running text, translated sentence by sentence into
   one string with its spaces, line breaks and blank lines kept (:mod:`common.documents`; a
@@ -451,11 +452,6 @@ def _check(model: ServedModel, options: Sequence[RowOptions]) -> None:
     needed = {option.signature for option in options} - {SAMPLED}
     if any(option.alignments or option.html for option in options):
         needed.add(ALIGNMENT)
-    if CONSTRAINED in needed and model.runtime == "CTranslate2":
-        raise bad_request(
-            f"model {model.name} ({model.runtime}) cannot place {TERMS_FIELD} (CTranslate2 has "
-            "no constrained search): serve the model's SavedModel (--saved_model) for terms"
-        )
     if any(option.sampling for option in options) and model.sampler is None:
         raise bad_request(
             f"model {model.name} ({model.runtime}) translates with the search it was exported "

@@ -75,9 +75,10 @@ async function loadModels() {
 function showOptions() {
   showLanguages();
   showAlternatives();
-  termsInput.hidden = termsLabel.hidden = !signaturesByModel[modelSelect.value]?.includes(
-    names.constrainedSignature,
-  );
+  // CTranslate2 has the signature for avoided phrases only: no box for terms.
+  const model = modelSelect.value;
+  const constrained = signaturesByModel[model]?.includes(names.constrainedSignature);
+  termsInput.hidden = termsLabel.hidden = !constrained || runtimeByModel[model] === "CTranslate2";
 }
 
 // The target-language selector: shown for a multilingual model, with its languages.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -173,3 +174,28 @@ def test_batches_under_xla_place_the_terms_as_the_graph_search(copy_run, copy_mo
         assert [row[0].text for row in found] == [row[0].text for row in expected]
         for row, expected_row in zip(found, expected, strict=True):
             assert row[0].score == pytest.approx(expected_row[0].score, abs=1e-4)
+
+
+def test_ctranslate2_avoids_phrases_a_set_at_a_time(tiny_beam4_exports, tmp_path):
+    translator = CTranslate2Translator(tiny_beam4_exports[1], threads=1)
+    plain = translator.translate(SENTENCES, progress=False)
+    words = [translation.rstrip(".").split()[-1] for translation in plain]
+    terms = [Terms(avoided=[words[0]]), None, Terms(avoided=[words[2]])]
+    avoided = translator.translate(SENTENCES, TranslationRequest(terms=terms), progress=False)
+    assert words[0] not in re.findall(r"\w+", avoided[0])
+    assert words[2] not in re.findall(r"\w+", avoided[2])
+    assert avoided[1] == plain[1]
+    assert avoided[0] == translator.avoiding([words[0]]).translate(SENTENCES[:1])[0]
+    source, lines = tmp_path / "in.txt", tmp_path / "avoid.jsonl"
+    source.write_text("".join(f"{s}\n" for s in SENTENCES), encoding="utf-8")
+    lines.write_text(f'{{"avoid": ["{words[0]}"]}}\n\n{{"avoid": ["{words[2]}"]}}\n')
+    ctranslate2 = [f"--ctranslate2={tiny_beam4_exports[1]}", f"--input={source}"]
+    run = run_in_process("translate.py", *ctranslate2, f"--terms={lines}")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == avoided
+    lines.write_text('{"avoid": ["a"]}\n{"terms": ["a"]}\n')
+    run = run_in_process("translate.py", *ctranslate2, f"--terms={lines}")
+    assert run.returncode == 1 and run.stderr.strip().splitlines()[-1] == (
+        f'error: {lines} line 2: CTranslate2 has no constrained search to place "terms" (it '
+        "avoids phrases only)."
+    )

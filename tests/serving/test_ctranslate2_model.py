@@ -61,8 +61,7 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
     status = client.get("/v1/models/de-en").json()["model_version_status"]
     assert [(s["version"], s["state"]) for s in status] == [("7", "AVAILABLE")]
     defs = client.get("/v1/models/de-en/metadata").json()["metadata"]["signature_def"]
-    served = set(SIGNATURE_OUTPUTS) - {"constrained"}  # CTranslate2 has no constrained search
-    assert set(defs["signature_def"]) == served
+    assert set(defs["signature_def"]) == set(SIGNATURE_OUTPUTS)
     assert defs["signature_def"]["serving_default"]["inputs"]["text"]["dtype"] == "DT_STRING"
     assert client.get("/demo/models").json() == {
         "models": [
@@ -70,7 +69,7 @@ def test_status_metadata_and_the_demo_pages_model_list(client):
                 "name": "de-en",
                 "version": 7,
                 "runtime": "CTranslate2",
-                "signatures": sorted(served),
+                "signatures": sorted(SIGNATURE_OUTPUTS),
                 "languages": [],
                 "beam_size": 1,
             }

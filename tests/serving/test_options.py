@@ -3,6 +3,7 @@
 its CTranslate2 export, served in-process."""
 
 import math
+import re
 
 import pytest
 from starlette.testclient import TestClient
@@ -237,7 +238,9 @@ def test_prefixes_and_alignments_in_a_mixed_request(client, served, translate_di
     assert two["alignment"] == two["hypotheses"][0]["alignment"]
 
 
-def test_terms_in_a_mixed_request_and_a_ctranslate2_export_says_it_cannot(client, served):
+def test_terms_in_a_mixed_request_and_a_ctranslate2_export_avoids_phrases_only(
+    client, served, translate_directly
+):
     rows = [
         {"text": SENTENCES[0], "terms": ["a dog"]},
         {"text": SENTENCES[1], "terms": ["street"], "target_prefix": "Two", "with_scores": True},
@@ -272,9 +275,18 @@ def test_terms_in_a_mixed_request_and_a_ctranslate2_export_says_it_cannot(client
     refused = client.post("/v1/models/ct2:predict", json={"instances": rows[:1]})
     assert refused.status_code == 400
     assert refused.json()["error"] == (
-        "model ct2 (CTranslate2) cannot place terms (CTranslate2 has no constrained search): "
+        "terms: CTranslate2 has no constrained search to place terms (it avoids phrases only): "
         "serve the model's SavedModel (--saved_model) for terms"
     )
+    # Avoided phrases CTranslate2 suppresses, a set of them at a time.
+    word = translate_directly(served["ct2"], [SENTENCES[2]])[0].rstrip(".").split()[-1]
+    rows = [{"text": SENTENCES[2], "avoid": [word], "with_scores": True}, SENTENCES[2]]
+    answer = client.post("/v1/models/ct2:predict", json={"instances": rows})
+    assert answer.status_code == 200, answer.text
+    avoided, plain = answer.json()["predictions"]
+    assert word not in re.findall(r"\w+", avoided["translation"]) and word in plain
+    expected = served["ct2"].loaded.avoiding([word]).translate([SENTENCES[2]], progress=False)
+    assert avoided["translation"] == expected[0]
 
 
 def test_sampled_rows_repeat_their_seed_and_a_saved_model_says_where_to_sample(client, served):

@@ -1,5 +1,5 @@
 """The flags that choose a work directory's translator: --workdir, --ensemble, --checkpoint,
---beam_size, --length_penalty, --jit_compile.
+--beam_size, --length_penalty, --jit_compile, --shortlist.
 
 The model's code is imported when a translator is loaded, not with the flags: a script that
 translates with an export (``translate.py --saved_model``) loads none of it.
@@ -28,6 +28,7 @@ class TranslatorFlags:
     beam_size: flags.FlagHolder
     length_penalty: flags.FlagHolder
     jit_compile: flags.FlagHolder
+    shortlist: flags.FlagHolder
 
     def load(self) -> tuple[ModelTranslator, str]:
         """``(translator, checkpoint path)``; decoding options default to the work directory's
@@ -41,6 +42,7 @@ class TranslatorFlags:
             self.length_penalty.value,
             self.jit_compile.value,
             self.ensemble.value,
+            self.shortlist.value,
         )
 
     def model_flags_given(self) -> list[str]:
@@ -50,7 +52,8 @@ class TranslatorFlags:
 
 
 def define_translator_flags(workdir_required: bool = True) -> TranslatorFlags:
-    """Defines --workdir, --ensemble, --checkpoint, --beam_size, --length_penalty, --jit_compile.
+    """Defines --workdir, --ensemble, --checkpoint, --beam_size, --length_penalty, --jit_compile,
+    --shortlist.
 
     Example:
         >>> _TRANSLATOR = define_translator_flags()   # at module level of a script
@@ -81,5 +84,11 @@ def define_translator_flags(workdir_required: bool = True) -> TranslatorFlags:
             "jit_compile",
             None,
             "Run the search compiled by XLA (default: the config's decode.jit_compile).",
+        ),
+        shortlist=flags.DEFINE_boolean(
+            "shortlist",
+            True,
+            "Search over the work directory's vocabulary shortlist (shortlist.py) when it has "
+            "one; --noshortlist: the whole vocabulary.",
         ),
     )

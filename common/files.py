@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from common.storage import writing
 
@@ -28,10 +28,11 @@ def atomic_write_text(path: str, text: str) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str) -> Iterator[TextIO]:
-    """A text file to write ``path`` through, piece by piece (a file of any size, streamed):
-    readers see the old file or the whole new one, never part of it; an error in the block
-    leaves the old one. A write the file system refuses raises a StorageError naming ``path``.
+def atomic_file(path: str, binary: bool = False) -> Iterator[TextIO | BinaryIO]:
+    """A text file (``binary``: a binary one) to write ``path`` through, piece by piece (a file
+    of any size, streamed): readers see the old file or the whole new one, never part of it; an
+    error in the block leaves the old one. A write the file system refuses raises a StorageError
+    naming ``path``.
 
     Example:
         >>> with atomic_file("/tmp/scores.txt") as file:
@@ -43,7 +44,8 @@ def atomic_file(path: str) -> Iterator[TextIO]:
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
         try:
             os.fchmod(handle, _new_file_mode())  # mkstemp's is 0600; open()'s, this
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
+            mode = {"mode": "wb"} if binary else {"mode": "w", "encoding": "utf-8"}
+            with os.fdopen(handle, **mode) as file:
                 yield file
                 file.flush()
                 os.fsync(file.fileno())

@@ -108,11 +108,11 @@ def forbid_tokens(scores: tf.Tensor, token_ids: list[int]) -> tf.Tensor:
 
     Padding is also what fills a finished output, so generating it would make outputs ambiguous.
     """
-    forbidden = _is_forbidden(scores.shape[0], token_ids)[:, tf.newaxis]  # (V, 1)
+    forbidden = _is_forbidden(tf.shape(scores)[0], token_ids)[:, tf.newaxis]  # (V, 1)
     return tf.where(forbidden, tf.constant(-float("inf"), scores.dtype), scores)
 
 
-def _is_forbidden(vocab_size: int, token_ids: list[int]) -> tf.Tensor:
+def _is_forbidden(vocab_size: int | tf.Tensor, token_ids: list[int]) -> tf.Tensor:
     """``(vocab_size,)`` bool, True at each of ``token_ids``."""
     return tf.reduce_any(tf.range(vocab_size)[:, tf.newaxis] == token_ids, axis=1)
 
@@ -129,10 +129,15 @@ def top_k_allowed(
     allowed or a forbidden token), and only those are searched. Ties go to the lower id, as in
     ``tf.math.top_k``.
 
+    Scores of a vocabulary of a size known only when run (a shortlist's, in the graph) take
+    the one top-k.
+
     Returns:
         ``(values, ids)``, each ``(rows, k)``, best first.
     """
     vocab_size = scores.shape[0]
+    if vocab_size is None:
+        return tf.math.top_k(tf.transpose(forbid_tokens(scores, forbidden_ids)), k)
     block = max(size for size in range(1, math.isqrt(vocab_size) + 1) if vocab_size % size == 0)
     num_blocks, searched = vocab_size // block, min(k + len(forbidden_ids), vocab_size // block)
     rows = tf.shape(scores)[1]

@@ -73,16 +73,22 @@ class Ensemble(tf.Module):
         }
 
     def decode_step(
-        self, token_ids: tf.Tensor, index: tf.Tensor, cache: DecodeCache, growing: bool = False
+        self,
+        token_ids: tf.Tensor,
+        index: tf.Tensor,
+        cache: DecodeCache,
+        growing: bool = False,
+        output_ids: tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, DecodeCache]:
         """As ``Transformer.decode_step``, returning the mean distribution's float32
-        log-probabilities in place of logits, vocabulary-major: ``(target_vocab_size, batch)``."""
+        log-probabilities in place of logits, vocabulary-major: ``(target_vocab_size, batch)``
+        (with ``output_ids``, over those ids alone)."""
         log_probs, self_caches = [], []
         for model, member, self_cache in zip(
             self.models, cache["members"], cache["self"], strict=True
         ):
             logits, next_cache = model.decode_step(
-                token_ids, index, {**member, "self": self_cache}, growing
+                token_ids, index, {**member, "self": self_cache}, growing, output_ids
             )
             log_probs.append(logits - tf.reduce_logsumexp(logits, axis=0))  # (V, batch)
             self_caches.append(next_cache["self"])

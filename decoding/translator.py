@@ -42,6 +42,7 @@ from decoding.options import SearchOptions
 from decoding.sampling import sample_search
 from decoding.scoring import force_score
 from decoding.search import decode
+from decoding.shortlist import Candidates, SearchSpace, Shortlist
 
 # Batches of up to this many sentences run the XLA search, larger ones the graph search (the
 # crossover measured in docs/PERFORMANCE.md: XLA is faster at 4 and 8, the graph at 16 and up).
@@ -200,6 +201,9 @@ class ModelTranslator(tf.Module):
             the same translations; padding never changes one (see :mod:`decoding.common`).
         length_bucket: source padding multiple under ``jit_compile``.
         xla_max_batch_size: the largest batch that runs under XLA with ``jit_compile``.
+        shortlist: a vocabulary :class:`~decoding.shortlist.Shortlist`: the searches score the
+            candidates of each batch alone (sampling, alternatives and forced scoring the whole
+            vocabulary); None: the whole vocabulary everywhere.
 
     Example:
         >>> translator = ModelTranslator(model, tokenizer, SearchOptions(beam_size=4))
@@ -216,6 +220,7 @@ class ModelTranslator(tf.Module):
         jit_compile: bool = False,
         length_bucket: int = 16,
         xla_max_batch_size: int = XLA_MAX_BATCH_SIZE,
+        shortlist: Shortlist | None = None,
     ) -> None:
         super().__init__()
         if length_bucket < 1:
@@ -227,6 +232,10 @@ class ModelTranslator(tf.Module):
         self.max_source_length = max_source_length
         self.jit_compile, self.length_bucket = jit_compile, length_bucket
         self.xla_max_batch_size = xla_max_batch_size
+        # Variables (attributes of their own: tracked), so that an export holds the shortlist.
+        self.shortlist_variables = [
+            tf.Variable(tensor, trainable=False, dtype=tf.int32) for tensor in shortlist or ()
+        ]
         # A plain dict (tf.Module would track a dict set by assignment): see `kept`.
         object.__setattr__(self, "_graph_functions", {})
         # autograph=False everywhere here: the searches loop with tf.while_loop and branch with
@@ -242,6 +251,11 @@ class ModelTranslator(tf.Module):
         """The target languages of a multilingual model (its tags; `common.language_tags`),
         sorted; () for a model of one target language."""
         return self.tokenizer.languages
+
+    @property
+    def shortlist(self) -> Shortlist | None:
+        """The vocabulary shortlist the searches run over, or None."""
+        return Shortlist(*self.shortlist_variables) if self.shortlist_variables else None
 
     @property
     def beam_size(self) -> int:
@@ -287,8 +301,7 @@ class ModelTranslator(tf.Module):
         search going on from there, in the graph (not under XLA)."""
         source_ids = self._source_ids(text, target_lang)
         prefix_ids = self._target_ids(target_prefix)
-        output_ids = decode(self.model, source_ids, self.options, True, prefix_ids)
-        return self.tokenizer.detokenize(output_ids)
+        return self.tokenizer.detokenize(self._prefixed_search(source_ids, prefix_ids))
 
     @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
     def scored_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> ScoredTranslations:
@@ -317,8 +330,7 @@ class ModelTranslator(tf.Module):
             prefix_ids = self._target_ids(target_prefix)
             if n_best > 1:
                 return self._n_best(source_ids, prefix_ids)
-            output_ids = decode(self.model, source_ids, self.options, True, prefix_ids)
-            return self._forced(source_ids, output_ids)
+            return self._forced(source_ids, self._prefixed_search(source_ids, prefix_ids))
 
         return tf.function(hypotheses, input_signature=PREFIX_SIGNATURE, autograph=False)
 
@@ -363,21 +375,25 @@ class ModelTranslator(tf.Module):
                 self._phrase_ids(avoided),
             )
             if not self.jit_compile:
-                return self._scored(self._constrained_search(*inputs, n_best=n_best))
+                return self._scored(self._constrained_search(inputs, n_best))
             batch = tf.shape(inputs[0])[0]
 
             def compiled() -> Hypotheses:
                 source_ids = pad_to_buckets(inputs[0], self.length_bucket)
                 rows = tf.shape(source_ids)[0]
                 prefix = pad_ids(inputs[1], rows, [self.length_bucket])
-                padded = [prefix, *(pad_ids(ids, rows, PHRASE_PADDING) for ids in inputs[2:])]
-                found = self._compiled_constrained(n_best)(source_ids, *padded)
+                padded = (
+                    source_ids,
+                    prefix,
+                    *(pad_ids(ids, rows, PHRASE_PADDING) for ids in inputs[2:]),
+                )
+                found = self._compiled_constrained(n_best)(padded, self._candidates(*padded))
                 return Hypotheses(*(field[:batch] for field in found))
 
             hypotheses = tf.cond(
                 batch <= self.xla_max_batch_size,
                 compiled,
-                lambda: self._constrained_search(*inputs, n_best=n_best),
+                lambda: self._constrained_search(inputs, n_best),
             )
             return self._scored(hypotheses)
 
@@ -387,35 +403,40 @@ class ModelTranslator(tf.Module):
     def _compiled_constrained(self, n_best: int) -> Callable[..., Hypotheses]:
         """:meth:`_constrained_search` compiled by XLA (static shapes; :func:`kept`)."""
 
-        def search(source_ids, prefix_ids, term_ids, avoided_ids) -> Hypotheses:
-            inputs = (source_ids, prefix_ids, term_ids, avoided_ids)
-            return self._constrained_search(*inputs, n_best=n_best, dynamic_shapes=False)
+        def search(inputs: tuple[tf.Tensor, ...], candidates: Candidates | None) -> Hypotheses:
+            return self._constrained_search(inputs, n_best, candidates, dynamic_shapes=False)
 
         return tf.function(search, jit_compile=True, autograph=False)
 
     def _constrained_search(
         self,
-        source_ids: tf.Tensor,
-        prefix_ids: tf.Tensor,
-        term_ids: tf.Tensor,
-        avoided_ids: tf.Tensor,
+        inputs: tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor],
         n_best: int,
+        candidates: Candidates | None = None,
         dynamic_shapes: bool = True,
     ) -> Hypotheses:
-        """The ``n_best`` hypotheses of a constrained search (phrases ``(batch, count,
-        width)``, a term never glued to more of its word: ``Tokenizer.continues_word``)."""
-        continues_word = tf.constant(self.tokenizer.continues_word)
+        """The ``n_best`` hypotheses of a constrained search of ``(source_ids, prefix_ids,
+        term_ids, avoided_ids)`` (phrases ``(batch, count, width)``, a term never glued to more
+        of its word: ``Tokenizer.continues_word``), over ``candidates`` (shapes known when run:
+        the shortlist's candidates of the inputs, when there is one)."""
+        source_ids, prefix_ids, term_ids, avoided_ids = inputs
+        if dynamic_shapes:
+            candidates = self._candidates(*inputs)
+        space = SearchSpace.of(self.model, self.options, candidates, self.tokenizer.vocab_size)
+        continues_word = space.of_each_token(tf.constant(self.tokenizer.continues_word))
+        term_ids, avoided_ids = space.positions(term_ids), space.positions(avoided_ids)
         constraints = Constraints.of(term_ids, avoided_ids, PAD_ID, continues_word)
-        return n_best_search(
-            self.model,
+        hypotheses = n_best_search(
+            space.model,
             source_ids,
-            self.options,
+            space.options,
             n_best,
             dynamic_shapes=dynamic_shapes,
             with_token_log_probs=True,
-            target_prefix=prefix_ids,
+            target_prefix=space.positions(prefix_ids),
             constraints=constraints,
         )
+        return hypotheses._replace(ids=space.token_ids(hypotheses.ids))
 
     def _forced(self, source_ids: tf.Tensor, output_ids: tf.Tensor) -> ScoredTranslations:
         """``(batch, out_len)`` outputs of a search, each scored by forced decoding."""
@@ -432,16 +453,17 @@ class ModelTranslator(tf.Module):
     def _n_best(
         self, source_ids: tf.Tensor, prefix_ids: tf.Tensor | None = None
     ) -> ScoredTranslations:
+        space = self._search_space(source_ids, *([] if prefix_ids is None else [prefix_ids]))
         hypotheses = n_best_search(
-            self.model,
+            space.model,
             source_ids,
-            self.options,
+            space.options,
             self.beam_size,
             dynamic_shapes=True,
             with_token_log_probs=True,
-            target_prefix=prefix_ids,
+            target_prefix=space.positions(prefix_ids),
         )
-        return self._scored(hypotheses)
+        return self._scored(hypotheses._replace(ids=space.token_ids(hypotheses.ids)))
 
     @tf.function(input_signature=SCORING_SIGNATURE, autograph=False)
     def score_targets(
@@ -574,16 +596,48 @@ class ModelTranslator(tf.Module):
     def _output_ids(self, source_ids: tf.Tensor) -> tf.Tensor:
         # The graph search has dynamic shapes: done sentences leave the beam search's batch.
         if not self.jit_compile:
-            return self._search(source_ids, dynamic_shapes=True)
+            return self._search(source_ids, self._candidates(source_ids), dynamic_shapes=True)
         batch = tf.shape(source_ids)[0]
+
+        def compiled() -> tf.Tensor:
+            padded = pad_to_buckets(source_ids, self.length_bucket)
+            return self._compiled_search(padded, self._candidates(padded))[:batch]
+
         return tf.cond(
             batch <= self.xla_max_batch_size,
-            lambda: self._compiled_search(pad_to_buckets(source_ids, self.length_bucket))[:batch],
-            lambda: self._search(source_ids, dynamic_shapes=True),
+            compiled,
+            lambda: self._search(source_ids, self._candidates(source_ids), dynamic_shapes=True),
         )
 
-    def _search(self, source_ids: tf.Tensor, dynamic_shapes: bool = False) -> tf.Tensor:
-        return decode(self.model, source_ids, self.options, dynamic_shapes)
+    def _search(
+        self,
+        source_ids: tf.Tensor,
+        candidates: Candidates | None = None,
+        dynamic_shapes: bool = False,
+    ) -> tf.Tensor:
+        space = SearchSpace.of(self.model, self.options, candidates, self.tokenizer.vocab_size)
+        return space.token_ids(decode(space.model, source_ids, space.options, dynamic_shapes))
+
+    def _prefixed_search(self, source_ids: tf.Tensor, prefix_ids: tf.Tensor) -> tf.Tensor:
+        """The graph search's output ids, each starting with its prefix."""
+        space = self._search_space(source_ids, prefix_ids)
+        prefix = space.positions(prefix_ids)
+        return space.token_ids(decode(space.model, source_ids, space.options, True, prefix))
+
+    def _candidates(self, source_ids: tf.Tensor, *target_ids: tf.Tensor) -> Candidates | None:
+        """The shortlist's candidates for a batch (and the ids of its prefixes or terms), or
+        None without a shortlist."""
+        if self.shortlist is None:
+            return None
+        never_written = self.options.never_written
+        vocab_size = self.tokenizer.vocab_size
+        return Candidates.of(self.shortlist, source_ids, vocab_size, never_written, *target_ids)
+
+    def _search_space(self, source_ids: tf.Tensor, *target_ids: tf.Tensor) -> SearchSpace:
+        """What a search of ``source_ids`` runs over (the shortlist's candidates, with
+        ``target_ids``, when there is one)."""
+        candidates = self._candidates(source_ids, *target_ids)
+        return SearchSpace.of(self.model, self.options, candidates, self.tokenizer.vocab_size)
 
     def translate(
         self,

@@ -130,6 +130,8 @@ BEAM_SIZE_VARIABLE = "beam_size_variable"
 MAX_SOURCE_LENGTH_VARIABLE = "max_source_length_variable"
 LANGUAGES_VARIABLE = "languages_variable"
 SOURCE_LENGTHS = "source_lengths"
+# The vocabulary shortlist's table and frequent pieces (decoding.shortlist; [] without one).
+SHORTLIST_VARIABLES = "shortlist_variables"
 # The parts of an export that earlier versions lacked, each with the commit that added it. An
 # export without one is refused, naming that commit (exports.saved_model.check_version).
 ADDED_IN = {
@@ -141,6 +143,8 @@ ADDED_IN = {
 # A CTranslate2 export's files beside CTranslate2's vocabularies.
 CTRANSLATE2_MODEL_FILE = "model.bin"
 DECODING_FILE = "decoding.json"
+# A CTranslate2 export's vocabulary shortlist, CTranslate2's vocabulary map (used when present).
+CTRANSLATE2_VMAP_FILE = "vmap.txt"
 TOKENIZER_FILE = "spm.model"
 # The weight types a CTranslate2 export can have. Not bfloat16: CTranslate2 converts weights to
 # it only with PyTorch installed, which nothing else here needs.

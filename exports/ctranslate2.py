@@ -60,7 +60,13 @@ from common.translation import (
     translate_in_batches,
     truncation_warnings,
 )
-from exports.contract import QUANTIZATIONS, TOKENIZER_FILE, DecodingSettings, ExportError
+from exports.contract import (
+    CTRANSLATE2_VMAP_FILE,
+    QUANTIZATIONS,
+    TOKENIZER_FILE,
+    DecodingSettings,
+    ExportError,
+)
 
 # What our searches never generate (decoding.common.forbid_tokens): padding and BOS (and a
 # multilingual model's tags).
@@ -115,6 +121,8 @@ class CTranslate2Translator:
                 f"The length penalty must not be negative, got {self.length_penalty}."
             )
         self.max_source_length = settings.max_source_length
+        # The searches use the export's vocabulary shortlist, when it has one.
+        self._use_vmap = os.path.exists(os.path.join(path, CTRANSLATE2_VMAP_FILE))
         try:
             self.tokenizer = sentencepiece.SentencePieceProcessor(
                 model_file=os.path.join(path, TOKENIZER_FILE)
@@ -600,6 +608,7 @@ class CTranslate2Translator:
             return_attention=return_attention,
             return_alternatives=return_alternatives,
             suppress_sequences=self._suppressed,
+            use_vmap=self._use_vmap,
         )
         return [
             [

@@ -16,6 +16,9 @@ What the mapping sets explicitly, because CTranslate2's defaults differ from our
   default is 1e-5).
 * the special tokens: pieces in id order, so CTranslate2's ids are ours; ``<s>`` starts the
   decoder, ``</s>`` is appended to every source (``add_source_eos``), as in training.
+* the vocabulary shortlist, when the translator has one (:mod:`decoding.shortlist`): written as
+  CTranslate2's vocabulary map (``vmap.txt``: a source piece, a tab, its target pieces; the
+  empty source's, the frequent pieces), which the export's readers use (``use_vmap``).
 
 Pre-norm and post-norm, different encoder and decoder depths and the three embedding-sharing
 modes map one to one. An ensemble cannot be expressed (CTranslate2 decodes one model).
@@ -39,11 +42,14 @@ from ctranslate2.specs import common_spec, transformer_spec
 
 from common.files import atomic_directory, write_json
 from common.metrics import bleu
+from common.special_tokens import SPECIAL_PIECES
 from data_pipeline import DataSpec
 from decoding.alignment import alignment_layer
 from decoding.ensemble import Ensemble
+from decoding.shortlist import Shortlist
 from decoding.translator import ModelTranslator
 from exports.contract import (
+    CTRANSLATE2_VMAP_FILE,
     DECODING_FILE,
     QUANTIZATIONS,
     TOKENIZER_FILE,
@@ -208,7 +214,32 @@ def export_ctranslate2(
         with open(os.path.join(staging, TOKENIZER_FILE), "wb") as file:
             file.write(tokenizer.model_proto)
         write_json(os.path.join(staging, DECODING_FILE), dataclasses.asdict(settings))
+        if translator.shortlist is not None:
+            with open(os.path.join(staging, CTRANSLATE2_VMAP_FILE), "w", encoding="utf-8") as file:
+                file.writelines(vocabulary_map(translator.shortlist, pieces))
     return os.path.abspath(output_dir)
+
+
+def vocabulary_map(shortlist: Shortlist, pieces: Sequence[str]) -> list[str]:
+    """A shortlist as the lines of CTranslate2's vocabulary map: each source piece with target
+    pieces, a tab, them (PAD and the other special ids left out: CTranslate2 adds its own),
+    and for the empty source, the frequent pieces.
+
+    Example:
+        >>> vocabulary_map(Shortlist(np.array([[0], [0], [0], [0], [5]]), np.array([4])),
+        ...                ["<pad>", "<unk>", "<s>", "</s>", "▁a", "▁b"])
+        ['\t▁a\n', '▁a\t▁b\n']
+    """
+
+    def targets(ids: np.ndarray) -> str:
+        return " ".join(pieces[i] for i in ids if i not in SPECIAL_PIECES)
+
+    table, frequent = (np.asarray(array) for array in shortlist)
+    lines = [f"\t{targets(frequent)}\n"]
+    for source, row in enumerate(table):
+        if source not in SPECIAL_PIECES and targets(row):
+            lines.append(f"{pieces[source]}\t{targets(row)}\n")
+    return lines
 
 
 def set_length_penalty(path: str, length_penalty: float) -> None:

@@ -34,6 +34,7 @@ from exports.contract import (
     SCORED,
     SCORED_OUTPUTS,
     SERVING_DEFAULT,
+    SHORTLIST_VARIABLES,
     SOURCE_LENGTHS,
     SOURCE_PIECES,
     TARGET_LANG,
@@ -58,6 +59,7 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     # What the signatures read: the model's variables and the SentencePiece model. Not the
     # translator itself, whose graph functions the save would trace once more.
     export.model, export.tokenizer = translator.model, translator.tokenizer
+    setattr(export, SHORTLIST_VARIABLES, translator.shortlist_variables)
     setattr(export, SOURCE_LENGTHS, translator.source_token_counts)
     variables = {
         BEAM_SIZE_VARIABLE: translator.beam_size,

@@ -22,8 +22,10 @@ from data_pipeline.tokenizer import Tokenizer
 from decoding.ensemble import Ensemble
 from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator
+from inference.shortlist import read_shortlist
 from rundir.checkpoints import restore_model
 from rundir.config import load_config
+from rundir.layout import RunDirectory
 from rundir.model import build_workdir_model
 from transformer.model import Transformer
 
@@ -61,12 +63,15 @@ def load_translator(
     length_penalty: float | None = None,
     jit_compile: bool | None = None,
     ensemble: Sequence[str] = (),
+    shortlist: bool = True,
 ) -> tuple[ModelTranslator, str]:
     """A translator for a work directory and the checkpoint path it loaded; decoding options
     default to its config.
 
     ``ensemble``: more work directories whose models decode together with ``workdir``'s (each
     at its ``which`` checkpoint; see :class:`~decoding.ensemble.Ensemble`).
+    ``shortlist``: search over the vocabulary shortlist of ``workdir`` (``shortlist.py``), when
+    it has one.
     """
     config = load_config(workdir)
     if ensemble:
@@ -90,5 +95,6 @@ def load_translator(
         options,
         max_source_length=config.data.max_length,
         jit_compile=config.decode.jit_compile if jit_compile is None else jit_compile,
+        shortlist=read_shortlist(RunDirectory(workdir).shortlist) if shortlist else None,
     )
     return translator, path

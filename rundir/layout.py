@@ -5,6 +5,7 @@
     WORKDIR/
       config.json          the config the run trains with (rundir.config)
       spm.model            its SentencePiece model
+      shortlist.npz        its vocabulary shortlist (inference.shortlist)
       checkpoints/         model and optimizer, the newest train.keep_checkpoints, and beside each
                            the data position of each worker (data-worker<i>-<step>)
       best/                the model of the best validation BLEU, and best.json (its scores)
@@ -52,6 +53,11 @@ class RunDirectory:
         """Worker ``worker``'s position in the training data at ``step`` (a checkpoint prefix;
         ``step="*"`` globs every step's)."""
         return self._path("checkpoints", f"data-worker{worker}-{step}")
+
+    @property
+    def shortlist(self) -> str:
+        """The vocabulary shortlist (``inference.shortlist``; numpy's .npz)."""
+        return self._path("shortlist.npz")
 
     @property
     def best(self) -> str:

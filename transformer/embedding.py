@@ -73,11 +73,19 @@ class TokenEmbedding(keras.layers.Layer):
         matrix = tf.cast(self.embedding.embeddings, states.dtype)  # (vocab_size, d_model)
         return tf.cast(tf.tensordot(states, matrix, [[-1], [1]]), tf.float32)
 
-    def vocab_major_logits(self, states: tf.Tensor) -> tf.Tensor:
+    def vocab_major_logits(
+        self, states: tf.Tensor, output_ids: tf.Tensor | None = None
+    ) -> tf.Tensor:
         """``(rows, d_model)`` states -> ``(vocab_size, rows)`` float32 logits: ``matrix @
         states^T``, the product a CPU computes without copying a transposed operand (a decoding
-        step's few rows: 2x cheaper than ``states @ matrix^T``, with or without XLA)."""
-        matrix = tf.cast(self.embedding.embeddings, states.dtype)  # (vocab_size, d_model)
+        step's few rows: 2x cheaper than ``states @ matrix^T``, with or without XLA).
+
+        ``output_ids``: ``(n,)`` int32 token ids to score alone (a vocabulary shortlist): the
+        logits are then ``(n, rows)``, row i token ``output_ids[i]``'s."""
+        matrix = self.embedding.embeddings  # (vocab_size, d_model)
+        if output_ids is not None:
+            matrix = tf.gather(matrix, output_ids)  # (n, d_model)
+        matrix = tf.cast(matrix, states.dtype)
         return tf.cast(tf.matmul(matrix, states, transpose_b=True), tf.float32)
 
     def get_config(self) -> dict:

@@ -29,6 +29,7 @@ from transformer.settings import TransformerConfig
 # Every tensor has the batch first, so beam search reorders a cache with one tf.gather per leaf.
 DecodeCache = dict
 
+
 class Transformer(SublayersBuildOnFirstCall, keras.Model):
     """Encoder-decoder Transformer returning float32 vocabulary logits.
 
@@ -88,11 +89,21 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
             return self.target_embedding.logits(states)
         return tf.cast(self.output_projection(states), tf.float32)
 
-    def _vocab_major_logits(self, states: tf.Tensor) -> tf.Tensor:
-        """``(rows, d_model)`` -> float32 ``(target_vocab_size, rows)``."""
+    def _vocab_major_logits(
+        self, states: tf.Tensor, output_ids: tf.Tensor | None = None
+    ) -> tf.Tensor:
+        """``(rows, d_model)`` -> float32 ``(target_vocab_size, rows)``, or ``(n, rows)`` for
+        ``(n,)`` ``output_ids`` alone."""
         if self.output_projection is None:
-            return self.target_embedding.vocab_major_logits(states)
-        return tf.transpose(self._logits(states))
+            return self.target_embedding.vocab_major_logits(states, output_ids)
+        if output_ids is None:
+            return tf.transpose(self._logits(states))
+        kernel = tf.gather(self.output_projection.kernel, output_ids, axis=1)  # (d_model, n)
+        bias = tf.gather(self.output_projection.bias, output_ids)  # (n,)
+        logits = tf.matmul(
+            tf.cast(kernel, states.dtype), states, transpose_a=True, transpose_b=True
+        )
+        return tf.cast(logits, tf.float32) + tf.cast(bias, tf.float32)[:, tf.newaxis]
 
     def encode(self, source_ids: tf.Tensor, training: bool = False) -> tuple[tf.Tensor, tf.Tensor]:
         """``(batch, source_len)`` ids -> ``(memory, memory_mask)``.
@@ -167,7 +178,12 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
         }
 
     def decode_step(
-        self, token_ids: tf.Tensor, index: tf.Tensor, cache: DecodeCache, growing: bool = False
+        self,
+        token_ids: tf.Tensor,
+        index: tf.Tensor,
+        cache: DecodeCache,
+        growing: bool = False,
+        output_ids: tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, DecodeCache]:
         """Decodes position ``index`` given the token there (BOS at index 0).
 
@@ -177,11 +193,14 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
             cache: from :meth:`init_cache` or the previous ``decode_step``.
             growing: ``cache`` is a growing one (``init_cache(..., max_length=None)``): its
                 self-attention keys/values hold exactly positions ``0 .. index - 1``.
+            output_ids: ``(n,)`` int32 target ids to score alone (a vocabulary shortlist), or
+                None for all.
 
         Returns:
             float32 logits for position ``index + 1``'s token, **vocabulary-major**:
             ``(target_vocab_size, batch)``, the layout the tied output projection gives without a
-            transposition (``TokenEmbedding.vocab_major_logits``), and the updated cache.
+            transposition (``TokenEmbedding.vocab_major_logits``), or ``(n, batch)`` with
+            ``output_ids`` (row i token ``output_ids[i]``'s), and the updated cache.
         """
         index = tf.convert_to_tensor(index, tf.int32)
         _check_cache_length(cache["self"][0][0].shape[2], tf.get_static_value(index), growing)
@@ -194,7 +213,7 @@ class Transformer(SublayersBuildOnFirstCall, keras.Model):
                 x, index, layer_cache, memory_heads, cache["memory_mask"], growing
             )
             new_self.append(layer_cache)
-        logits = self._vocab_major_logits(self.decoder_norm(x)[:, 0, :])  # (vocab, batch)
+        logits = self._vocab_major_logits(self.decoder_norm(x)[:, 0, :], output_ids)  # (V, batch)
         return logits, {**cache, "self": new_self}
 
     def get_config(self) -> dict:

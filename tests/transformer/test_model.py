@@ -92,6 +92,20 @@ def test_incremental_decoding_equals_full_pass_step_by_step(overrides, max_lengt
         assert cache["self"][0][0].shape[2] == (max_length or index + 1)
 
 
+@pytest.mark.parametrize("overrides", [{}, {"shared_embeddings": "none", "target_vocab_size": 40}])
+def test_a_step_scores_the_output_ids_it_is_given_alone(overrides):
+    """A vocabulary shortlist: row i of the logits is token ``output_ids[i]``'s full logit."""
+    model = tiny_model(**overrides)
+    memory, memory_mask = model.encode(tf.constant([[5, 6, 7, 3], [8, 9, 3, 0]]))
+    cache = model.init_cache(memory, memory_mask, None)
+    tokens, index = tf.constant([2, 2]), tf.constant(0)
+    full, _ = model.decode_step(tokens, index, cache, growing=True)
+    output_ids = tf.constant([3, 17, 0, 9, 30])
+    logits, _ = model.decode_step(tokens, index, cache, growing=True, output_ids=output_ids)
+    assert logits.shape == (5, 2)
+    np.testing.assert_allclose(logits, tf.gather(full, output_ids), atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "max_length, growing, message",
     [(None, False, "a growing cache needs growing=True"), (4, True, "exactly 1 positions")],

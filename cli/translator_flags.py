@@ -1,5 +1,5 @@
 """The flags that choose a work directory's translator: --workdir, --ensemble, --checkpoint,
---beam_size, --length_penalty, --jit_compile, --shortlist.
+--beam_size, --length_penalty, --jit_compile, --shortlist, --precision.
 
 The model's code is imported when a translator is loaded, not with the flags: a script that
 translates with an export (``translate.py --saved_model``) loads none of it.
@@ -29,6 +29,7 @@ class TranslatorFlags:
     length_penalty: flags.FlagHolder
     jit_compile: flags.FlagHolder
     shortlist: flags.FlagHolder
+    precision: flags.FlagHolder
 
     def load(self) -> tuple[ModelTranslator, str]:
         """``(translator, checkpoint path)``; decoding options default to the work directory's
@@ -43,17 +44,24 @@ class TranslatorFlags:
             self.jit_compile.value,
             self.ensemble.value,
             self.shortlist.value,
+            self.precision.value,
         )
 
     def model_flags_given(self) -> list[str]:
         """The given flags that choose models or decoding options (``--beam_size``, ...)."""
-        holders = (self.ensemble, self.beam_size, self.length_penalty)
+        holders = (
+            self.ensemble,
+            self.beam_size,
+            self.length_penalty,
+            self.precision,
+            self.shortlist,
+        )
         return [f"--{holder.name}" for holder in holders if holder.present]
 
 
 def define_translator_flags(workdir_required: bool = True) -> TranslatorFlags:
     """Defines --workdir, --ensemble, --checkpoint, --beam_size, --length_penalty, --jit_compile,
-    --shortlist.
+    --shortlist, --precision.
 
     Example:
         >>> _TRANSLATOR = define_translator_flags()   # at module level of a script
@@ -90,5 +98,12 @@ def define_translator_flags(workdir_required: bool = True) -> TranslatorFlags:
             True,
             "Search over the work directory's vocabulary shortlist (shortlist.py) when it has "
             "one; --noshortlist: the whole vocabulary.",
+        ),
+        precision=flags.DEFINE_enum(
+            "precision",
+            "float32",
+            ["float32", "bfloat16"],
+            "The model's matrix products in float32, or in bfloat16 (float32 weights, logits and "
+            "log-softmax): faster on CPUs with native bfloat16 (docs/PERFORMANCE.md).",
         ),
     )

@@ -258,6 +258,12 @@ class ModelTranslator(tf.Module):
         return Shortlist(*self.shortlist_variables) if self.shortlist_variables else None
 
     @property
+    def precision(self) -> str:
+        """The precision of the model's matrix products: ``"bfloat16"`` or ``"float32"``."""
+        members = self.model.models if isinstance(self.model, Ensemble) else [self.model]
+        return "bfloat16" if members[0].compute_dtype == "bfloat16" else "float32"
+
+    @property
     def beam_size(self) -> int:
         return self.options.beam_size
 

@@ -132,6 +132,8 @@ LANGUAGES_VARIABLE = "languages_variable"
 SOURCE_LENGTHS = "source_lengths"
 # The vocabulary shortlist's table and frequent pieces (decoding.shortlist; [] without one).
 SHORTLIST_VARIABLES = "shortlist_variables"
+# The precision of the model's matrix products: "float32" or "bfloat16".
+PRECISION_VARIABLE = "precision_variable"
 # The parts of an export that earlier versions lacked, each with the commit that added it. An
 # export without one is refused, naming that commit (exports.saved_model.check_version).
 ADDED_IN = {

@@ -30,6 +30,7 @@ from exports.contract import (
     MAX_SOURCE_LENGTH_VARIABLE,
     MORE_INPUTS,
     N_BEST,
+    PRECISION_VARIABLE,
     PREFIXED,
     SCORED,
     SCORED_OUTPUTS,
@@ -64,6 +65,7 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     variables = {
         BEAM_SIZE_VARIABLE: translator.beam_size,
         MAX_SOURCE_LENGTH_VARIABLE: translator.max_source_length,
+        PRECISION_VARIABLE: translator.precision,
     }
     if translator.languages:
         variables[LANGUAGES_VARIABLE] = list(translator.languages)

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import tensorflow as tf
+from absl import logging
 
+from common.cpu import NATIVE_BFLOAT16_CPU_FLAGS, emulates_bfloat16, read_cpuinfo
 from common.errors import ConfigError
 from data_pipeline.tokenizer import Tokenizer
 from decoding.ensemble import Ensemble
@@ -29,18 +31,30 @@ from rundir.layout import RunDirectory
 from rundir.model import build_workdir_model
 from transformer.model import Transformer
 
+# The precisions a work directory's model decodes in, and the Keras dtype policy of each: float32
+# weights, the matrix products in bfloat16 with float32 accumulation, logits and log-softmax in
+# float32 (``Transformer`` casts its logits).
+PRECISIONS = {"float32": "float32", "bfloat16": "mixed_bfloat16"}
 
-def load_model(workdir: str, which: str = "best") -> tuple[Transformer, Tokenizer, str]:
-    """Returns ``(model, tokenizer, checkpoint path)`` of a work directory, in float32."""
-    model, tokenizer = build_workdir_model(workdir)
+
+def load_model(
+    workdir: str, which: str = "best", precision: str = "float32"
+) -> tuple[Transformer, Tokenizer, str]:
+    """Returns ``(model, tokenizer, checkpoint path)`` of a work directory, computing in
+    ``precision`` (one of :data:`PRECISIONS`)."""
+    if precision not in PRECISIONS:
+        raise ConfigError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}.")
+    model, tokenizer = build_workdir_model(workdir, PRECISIONS[precision])
     return model, tokenizer, restore_model(model, workdir, which)
 
 
-def load_ensemble(workdirs: Sequence[str], which: str = "best") -> tuple[Ensemble, Tokenizer, str]:
+def load_ensemble(
+    workdirs: Sequence[str], which: str = "best", precision: str = "float32"
+) -> tuple[Ensemble, Tokenizer, str]:
     """Returns ``(Ensemble of the work directories' models, the first's tokenizer, checkpoint
     paths joined by ", ")``; raises a ConfigError when a tokenizer's pieces differ from the first's.
     """
-    loaded = [load_model(workdir, which) for workdir in workdirs]  # (model, tokenizer, path)
+    loaded = [load_model(workdir, which, precision) for workdir in workdirs]
     models, tokenizers, paths = zip(*loaded, strict=True)
     pieces = [
         tokenizer.id_to_piece(tf.range(tokenizer.vocab_size)).numpy().tolist()
@@ -64,6 +78,7 @@ def load_translator(
     jit_compile: bool | None = None,
     ensemble: Sequence[str] = (),
     shortlist: bool = True,
+    precision: str = "float32",
 ) -> tuple[ModelTranslator, str]:
     """A translator for a work directory and the checkpoint path it loaded; decoding options
     default to its config.
@@ -71,13 +86,20 @@ def load_translator(
     ``ensemble``: more work directories whose models decode together with ``workdir``'s (each
     at its ``which`` checkpoint; see :class:`~decoding.ensemble.Ensemble`).
     ``shortlist``: search over the vocabulary shortlist of ``workdir`` (``shortlist.py``), when
-    it has one.
+    it has one. ``precision``: ``"bfloat16"`` computes the matrix products in bfloat16 (with a
+    warning on a CPU that emulates it, where it is slower than float32).
     """
     config = load_config(workdir)
+    if precision == "bfloat16" and emulates_bfloat16(read_cpuinfo()):
+        logging.warning(
+            "--precision=bfloat16 on a CPU without native bfloat16 (%s): emulated, it decodes "
+            "slower than float32.",
+            "/".join(sorted(NATIVE_BFLOAT16_CPU_FLAGS)),
+        )
     if ensemble:
-        model, tokenizer, path = load_ensemble([workdir, *ensemble], which)
+        model, tokenizer, path = load_ensemble([workdir, *ensemble], which, precision)
     else:
-        model, tokenizer, path = load_model(workdir, which)
+        model, tokenizer, path = load_model(workdir, which, precision)
     try:
         options = SearchOptions(
             beam_size=config.decode.beam_size if beam_size is None else beam_size,

@@ -44,21 +44,24 @@ def transformer_config(config: ml_collections.ConfigDict, vocab_size: int) -> Tr
     return TransformerConfig(source_vocab_size=vocab_size, pad_id=PAD_ID, **config.model)
 
 
-def build_model(config: ml_collections.ConfigDict, vocab_size: int) -> Transformer:
+def build_model(
+    config: ml_collections.ConfigDict, vocab_size: int, dtype: str | None = None
+) -> Transformer:
     """The Transformer of ``config.model`` (:func:`transformer_config`), with its variables
-    created.
+    created; ``dtype``: its Keras dtype policy (None: the global one).
 
     Example:
         >>> model = build_model(configs.tiny.get_config(), vocab_size=40)
         >>> model.count_params() > 0
         True
     """
-    model = Transformer(transformer_config(config, vocab_size))
+    model = Transformer(transformer_config(config, vocab_size), dtype=dtype)
     model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))  # creates the variables
     return model
 
 
-def build_workdir_model(workdir: str) -> tuple[Transformer, Tokenizer]:
-    """The float32 model of a work directory's config (untrained weights) and its tokenizer."""
+def build_workdir_model(workdir: str, dtype: str | None = None) -> tuple[Transformer, Tokenizer]:
+    """The model of a work directory's config (untrained weights; ``dtype``: its Keras dtype
+    policy, None: the global one, float32 unless set) and its tokenizer."""
     tokenizer = Tokenizer.from_file(RunDirectory(workdir).tokenizer)
-    return build_model(load_config(workdir), tokenizer.vocab_size), tokenizer
+    return build_model(load_config(workdir), tokenizer.vocab_size, dtype), tokenizer

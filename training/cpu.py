@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-# CPU feature flags (Linux /proc/cpuinfo) that mean bfloat16 matmuls run natively.
-_NATIVE_BFLOAT16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
-
-
-def read_cpuinfo() -> str | None:
-    """The text of ``/proc/cpuinfo``, or None where there is none (not Linux)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as file:
-            return file.read()
-    except OSError:
-        return None
+from common.cpu import NATIVE_BFLOAT16_CPU_FLAGS, emulates_bfloat16
 
 
 def bfloat16_speed_warning(
@@ -29,18 +19,11 @@ def bfloat16_speed_warning(
         >>> bfloat16_speed_warning("mixed_bfloat16", "flags : avx2 fma", False)[:24]
         'train.precision is mixed'
     """
-    if precision != "mixed_bfloat16" or has_accelerator or cpuinfo is None:
-        return None
-    flags = set()
-    for line in cpuinfo.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() in ("flags", "Features"):  # x86, Arm
-            flags.update(value.split())
-    if flags & _NATIVE_BFLOAT16_CPU_FLAGS:
+    if precision != "mixed_bfloat16" or has_accelerator or not emulates_bfloat16(cpuinfo):
         return None
     return (
         "train.precision is mixed_bfloat16 but this CPU has no native bfloat16 "
-        f"({'/'.join(sorted(_NATIVE_BFLOAT16_CPU_FLAGS))} not among its flags): bfloat16 is "
+        f"({'/'.join(sorted(NATIVE_BFLOAT16_CPU_FLAGS))} not among its flags): bfloat16 is "
         "emulated and trains slower than float32. Pass --config.train.precision=float32 "
         "(and see the config's docstring for the steps that fit your time budget)."
     )

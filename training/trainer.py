@@ -25,6 +25,7 @@ from absl import logging
 from tqdm import tqdm
 
 import data_pipeline
+from common.cpu import read_cpuinfo
 from common.files import atomic_write_text, write_json
 from common.storage import writing
 from rundir.config import data_spec
@@ -39,7 +40,7 @@ from training.checkpointing import (
     dropout_seeds,
     resume_point,
 )
-from training.cpu import bfloat16_speed_warning, read_cpuinfo
+from training.cpu import bfloat16_speed_warning
 from training.data import data_settings, load_data, training_batches
 from training.early_stopping import EarlyStopping
 from training.finetuning import StartFrom, freeze, tagged_as_vocabulary

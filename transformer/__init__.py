@@ -6,10 +6,11 @@ layer that skips ``tensordot``), ``attention`` (scaled dot-product and multi-hea
 ``normalization`` (dropout and layer norm, made cheaper for CPUs), ``embedding``
 (scaled token embeddings and sinusoidal positions), ``building`` (a ``build()`` for layers made
 of self-building sublayers), ``layers`` (encoder and decoder layers),
-``model`` (the ``Transformer``).
+``model`` (the ``Transformer``), ``classifier`` (its encoder as a text classifier).
 """
 
 from transformer.attention import MultiHeadAttention, masked_softmax, scaled_dot_product_attention
+from transformer.classifier import TextClassifier
 from transformer.dense import Dense
 from transformer.dropout import Dropout
 from transformer.embedding import TokenEmbedding, positional_encoding
@@ -29,6 +30,7 @@ __all__ = [
     "LayerNormalization",
     "MultiHeadAttention",
     "SettingError",
+    "TextClassifier",
     "TokenEmbedding",
     "Transformer",
     "TransformerConfig",

@@ -1,0 +1,31 @@
+"""benchmarks/spam_baseline.py on a small label,text file: the baseline's metrics and matrix."""
+
+import random
+import re
+import subprocess
+import sys
+
+from benchmarks import harness
+
+
+def test_the_baseline_separates_separable_texts_and_prints_its_metrics(tmp_path):
+    rng = random.Random(0)
+    words = ["meeting", "lunch", "report", "patch", "review", "train", "weekend", "family"]
+    rows = ["label,text"]
+    for row in range(200):
+        text = " ".join(rng.choices(words, k=8))
+        spam = row % 3 == 0
+        rows.append(f"{'spam' if spam else 'ham'},{text} {'win free money' if spam else ''}")
+    data = tmp_path / "mail.csv"
+    data.write_text("\n".join(rows) + "\n")
+    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "spam_baseline.py")]
+    run = subprocess.run([*command, f"--data={data}"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "cpu: " in run.stdout and "split=train 160, validation 20, test 20" in run.stdout
+    metrics = re.search(
+        r"^\| TF-IDF \+ logistic regression \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|",
+        run.stdout,
+        re.M,
+    )
+    assert metrics and [float(value) for value in metrics.groups()] == [1.0] * 4, run.stdout
+    assert re.search(r"^  ham: 14 0\n  spam: 0 6$", run.stdout, re.M), run.stdout

@@ -121,3 +121,12 @@ def copy_translators(copy_model, tokenizer, validation_sentences):
             translator.translate(validation_sentences, progress=False),
         )
     return translators
+
+
+@pytest.fixture(scope="session")
+def bfloat16_copy_model(copy_translators) -> Transformer:
+    """The copy model with its matrix products in bfloat16 (the same float32 weights)."""
+    model = Transformer(copy_translators[4][0].model.config, dtype="mixed_bfloat16")
+    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))
+    model.set_weights(copy_translators[4][0].model.get_weights())
+    return model

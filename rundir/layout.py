@@ -5,6 +5,7 @@
     WORKDIR/
       config.json          the config the run trains with (rundir.config)
       spm.model            its SentencePiece model
+      split.json           a classifier's labels and its data's split (data_pipeline.labelled_text)
       shortlist.npz        its vocabulary shortlist (inference.shortlist)
       checkpoints/         model and optimizer, the newest train.keep_checkpoints, and beside each
                            the data position of each worker (data-worker<i>-<step>)
@@ -44,6 +45,11 @@ class RunDirectory:
     @property
     def tokenizer(self) -> str:
         return self._path("spm.model")
+
+    @property
+    def split(self) -> str:
+        """A classifier's labels and the names of each split's examples (JSON)."""
+        return self._path("split.json")
 
     @property
     def checkpoints(self) -> str:

@@ -1,4 +1,5 @@
-"""The Transformer of a config: ``config.model``'s keys are the model's hyper-parameters."""
+"""The model of a config: ``config.model``'s keys are its hyper-parameters; a Transformer, or
+its encoder as a text classifier (``config.task``, ``config.classifier``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import tensorflow as tf
 from common.errors import ConfigError
 from common.special_tokens import PAD_ID
 from data_pipeline.tokenizer import Tokenizer
-from rundir.config import load_config
+from rundir.config import TRANSLATION, load_config, task
 from rundir.layout import RunDirectory
+from transformer.classifier import TextClassifier
 from transformer.model import Transformer
 from transformer.settings import TransformerConfig
 
@@ -60,8 +62,34 @@ def build_model(
     return model
 
 
+def build_classifier(
+    config: ml_collections.ConfigDict, vocab_size: int, num_classes: int, dtype: str | None = None
+) -> TextClassifier:
+    """The classifier of ``config`` (its encoder's settings ``config.model``, its pooling
+    ``config.classifier.pooling``), with its variables created.
+
+    Example:
+        >>> build_classifier(configs.spam_assassin.get_config(), 8000, 2).num_classes
+        2
+    """
+    model = TextClassifier(
+        transformer_config(config, vocab_size),
+        num_classes,
+        config.classifier.pooling,
+        dtype=dtype,
+    )
+    model(tf.ones([1, 2], tf.int32))  # creates the variables
+    return model
+
+
 def build_workdir_model(workdir: str, dtype: str | None = None) -> tuple[Transformer, Tokenizer]:
     """The model of a work directory's config (untrained weights; ``dtype``: its Keras dtype
     policy, None: the global one, float32 unless set) and its tokenizer."""
+    config = load_config(workdir)
+    if task(config) != TRANSLATION:
+        raise ConfigError(
+            f"{workdir} holds a {task(config)} model, not a translation model: use classify.py "
+            "(and evaluate.py, export.py) with it."
+        )
     tokenizer = Tokenizer.from_file(RunDirectory(workdir).tokenizer)
-    return build_model(load_config(workdir), tokenizer.vocab_size, dtype), tokenizer
+    return build_model(config, tokenizer.vocab_size, dtype), tokenizer

@@ -6,6 +6,7 @@ import fcntl
 import gzip
 import json
 import os
+import random
 import shutil
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ tf.config.set_logical_device_configuration(
 
 # Fixtures whose set-up trains, exports or prepares a data set: every test that needs one (even
 # through another fixture) is marked ``slow``.
-SLOW_FIXTURES = ("tfds_dir", "tiny_multilingual_run")
+SLOW_FIXTURES = ("tfds_dir", "tiny_multilingual_run", "tiny_classifier_run")
 
 
 def pytest_collection_modifyitems(items):
@@ -312,3 +313,76 @@ def tiny_ctranslate2(tiny_run, tmp_path_factory) -> str:
     from inference.ctranslate2_export import export_ctranslate2
 
     return _exported_once(tmp_path_factory, "ct2", tiny_run[0], export_ctranslate2, "7")
+
+
+TOY_WORDS = {
+    "spam": ["prize", "free", "winner", "cash", "offer", "click", "urgent", "bonus"],
+    "ham": ["meeting", "lunch", "report", "project", "family", "weekend", "garden", "notes"],
+}
+TOY_COMMON = ["the", "a", "you", "we", "today", "please", "and", "for", "with", "this"]
+
+
+def write_toy_labelled_file(path: Path, count: int = 300, seed: int = 0) -> str:
+    """A ``label,text`` CSV of ``count`` toy messages, a third spam: common words around two of
+    their label's own words (a task a tiny classifier learns in a hundred steps)."""
+    rng = random.Random(seed)
+    rows = ["label,text"]
+    for i in range(count):
+        label = "spam" if i % 3 == 0 else "ham"
+        words = rng.choices(TOY_COMMON, k=rng.randint(3, 12)) + rng.choices(TOY_WORDS[label], k=2)
+        rng.shuffle(words)
+        rows.append(f"{label},{' '.join(words)}")
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def tiny_classifier_config(labelled_file: str, **train_overrides):
+    """configs/spam_assassin.py with a tiny model on the labelled file ``labelled_file``."""
+    from configs import spam_assassin
+
+    config = spam_assassin.get_config()
+    config.data.name = f"text:{labelled_file}"
+    config.data.max_length = 32
+    config.data.tokens_per_batch = 512
+    config.tokenizer.vocab_size = 300
+    config.model.num_layers = 1
+    config.model.d_model = 32
+    config.model.num_heads = 2
+    config.model.d_ff = 64
+    config.model.norm_first = True
+    config.train.steps = 120
+    config.train.warmup_steps = 10
+    config.train.peak_learning_rate = 3e-3
+    config.train.log_every = 20
+    config.train.checkpoint_every = 60
+    config.train.eval_every = 60
+    for key, value in train_overrides.items():
+        config.train[key] = value
+    return config
+
+
+@pytest.fixture(scope="session")
+def toy_labelled_file(tmp_path_factory) -> str:
+    return write_toy_labelled_file(tmp_path_factory.mktemp("labelled") / "toy.csv")
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_run(toy_labelled_file, tmp_path_factory):
+    """A tiny classifier trained once per test run on ``toy_labelled_file``:
+    ``(workdir, TrainResult)``."""
+    return _trained_once(
+        tmp_path_factory, "tiny-classifier-run", tiny_classifier_config(toy_labelled_file)
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_saved_model(tiny_classifier_run, tmp_path_factory) -> str:
+    """The tiny classifier exported as a SavedModel into ``.../classifier/1``."""
+
+    def build(directory: Path) -> None:
+        from inference.classifier import load_classifier
+        from inference.export import export_classifier
+
+        export_classifier(load_classifier(tiny_classifier_run[0])[0], str(directory / "1"))
+
+    return str(_built_once(tmp_path_factory, "classifier-saved-model", build) / "1")

@@ -1,6 +1,7 @@
 """What a run saves and resumes from: the model and optimizer (the newest
 ``train.keep_checkpoints``), beside each the position of every worker in the training data and
-in its dropout masks' random sequence, and the best model by validation BLEU.
+in its dropout masks' random sequence, and the best model by a validation score (BLEU, a
+classifier's F1).
 
 A rerun resumes from the newest checkpoint that reads, warning about each newer one that does
 not, with the data iterator where it was and each dropout layer's seed generator in the state it
@@ -74,6 +75,7 @@ class RunCheckpoints:
             copy (collective saves need every worker to write).
         keep: how many of the newest checkpoints are kept.
         chief: whether this process writes ``best/best.json``.
+        score_name: the validation value that chooses the best model (higher is better).
     """
 
     def __init__(
@@ -85,8 +87,10 @@ class RunCheckpoints:
         output: RunDirectory,
         keep: int,
         chief: bool = True,
+        score_name: str = "validation_bleu",
     ) -> None:
         self.optimizer, self.data_position = optimizer, data_position
+        self.score_name = score_name
         self.run_dir, self.output, self.chief = run_dir, output, chief
         variables = checkpoints.model_variables(model)
         self.manager = tf.train.CheckpointManager(
@@ -103,9 +107,9 @@ class RunCheckpoints:
         return int(self.optimizer.iterations.numpy())
 
     @property
-    def best_bleu(self) -> float | None:
-        """The validation BLEU of the best checkpoint saved, or None."""
-        return (read_json(self.output.best_scores) or {}).get("validation_bleu")
+    def best_score(self) -> float | None:
+        """The validation score (``score_name``) of the best checkpoint saved, or None."""
+        return (read_json(self.output.best_scores) or {}).get(self.score_name)
 
     def restore(self) -> None:
         """Restores the newest checkpoint that reads (warning about each newer one that does

@@ -10,9 +10,12 @@ from __future__ import annotations
 import ml_collections
 
 from common.errors import ConfigError
+from data_pipeline.labelled_text import NAMES, SPAM_ASSASSIN, TEXT_PREFIX
 from data_pipeline.tokenizer import MODEL_TYPES
+from rundir.config import CLASSIFICATION, TASKS, task
 from rundir.model import transformer_config
 from training.schedule import DECAYS
+from transformer.classifier import POOLINGS
 from transformer.settings import SettingError
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
@@ -173,6 +176,34 @@ def validate(config: ml_collections.ConfigDict) -> None:
         f"it must be at least data.max_length ({config.data.max_length})",
     )
     _require(bool(config.data.name), "data.name", config.data.name, "name a data set")
+    _require(task(config) in TASKS, "task", task(config), f"expected one of {TASKS}")
+    if task(config) == CLASSIFICATION:
+        _check_classifier(config)
+
+
+def _check_classifier(config: ml_collections.ConfigDict) -> None:
+    """What a classifier's run needs and what it does not support."""
+    name = config.data.name
+    _require(
+        name == SPAM_ASSASSIN or (name.startswith(TEXT_PREFIX) and len(name) > len(TEXT_PREFIX)),
+        "data.name",
+        name,
+        f"a classifier's data is {NAMES}",
+    )
+    _require(
+        config.classifier.pooling in POOLINGS,
+        "classifier.pooling",
+        config.classifier.pooling,
+        f"expected one of {POOLINGS}",
+    )
+    for key, what in (
+        ("train.init_from", "fine-tuning"),
+        ("train.freeze", "frozen parts"),
+        ("tokenizer.sampling_alpha", "subword sampling"),
+        ("data.extra_train_data", "extra training data"),
+    ):
+        value = setting(config, key)
+        _require(not value, key, value, f"a classifier's run has no {what}; leave it unset")
 
 
 def _check_model(config: ml_collections.ConfigDict) -> None:

@@ -71,7 +71,7 @@ def split_for_replicas(strategy: tf.distribute.Strategy, batch: dict) -> tuple:
 
     def share(context: tf.distribute.experimental.ValueContext) -> dict:
         local = context.replica_id_in_sync_group - first_replica
-        rows = tf.shape(batch["source"])[0]
+        rows = tf.shape(next(iter(batch.values())))[0]  # every value has a row an example
         per_replica = (rows + local_replicas - 1) // local_replicas
         return {
             key: value[local * per_replica : (local + 1) * per_replica]

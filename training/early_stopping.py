@@ -1,8 +1,9 @@
-"""Early stopping on the validation BLEU (``train.early_stopping_patience``, ``..._min_delta``).
+"""Early stopping on the validation score: BLEU, or a classifier's F1
+(``train.early_stopping_patience``, ``..._min_delta``).
 
-A run ends after ``patience`` validations in a row none of which beat the reference BLEU by more
-than ``min_delta``; the reference is the first validation's BLEU, then each one that beat it so.
-``best/`` keeps the best model throughout. Each validation's step and BLEU are written to the work
+A run ends after ``patience`` validations in a row none of which beat the reference score by more
+than ``min_delta``; the reference is the first validation's score, then each one that beat it so.
+``best/`` keeps the best model throughout. Each validation's step and score are written to the work
 directory (``RunDirectory.validations``), so a resumed run counts on from where it was, exactly:
 the history is cut at the step it resumes from.
 
@@ -20,6 +21,8 @@ import dataclasses
 
 from common.files import read_json
 
+_NAMES = {"bleu": "BLEU", "f1": "F1"}  # how the reason names a metric
+
 
 @dataclasses.dataclass
 class EarlyStopping:
@@ -27,7 +30,8 @@ class EarlyStopping:
 
     patience: int  # 0: never
     min_delta: float
-    history: list[tuple[int, float]] = dataclasses.field(default_factory=list)  # (step, BLEU)
+    history: list[tuple[int, float]] = dataclasses.field(default_factory=list)  # (step, score)
+    metric: str = "bleu"  # the score's name: "bleu", a classifier's "f1"
 
     def add(self, step: int, bleu: float) -> None:
         self.history.append((step, bleu))
@@ -55,7 +59,7 @@ class EarlyStopping:
 
     @property
     def stalled(self) -> int:
-        """Validations in a row since the reference BLEU was last beaten by ``min_delta``."""
+        """Validations in a row since the reference score was last beaten by ``min_delta``."""
         return self._reference()[1]
 
     @property
@@ -67,6 +71,7 @@ class EarlyStopping:
         (step, bleu), stalled = self._reference()
         validations = f"{stalled} validation" + ("" if stalled == 1 else "s in a row")
         return (
-            f"{validations} without a BLEU more than {self.min_delta} above {bleu:.2f} (step "
+            f"{validations} without a {_NAMES.get(self.metric, self.metric)} more than "
+            f"{self.min_delta} above {bleu:.2f} (step "
             f"{step}); best/ holds the best model"
         )

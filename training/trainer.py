@@ -1,13 +1,15 @@
 """The training loop: steps, logged and summarised, with checkpoints and validation due.
 
-``train(config, workdir)`` is all ``train.py`` runs. Rerunning it with the same work directory
-resumes from the last complete checkpoint that reads (model, optimizer, step and the position of
-the data iterator: ``training.checkpointing``), and a finished run says so and returns. Ctrl-C
-and SIGTERM save the step reached first (``training.stopping``). A write the file system refuses
-(a full disk, a read-only directory) stops the run with a :class:`common.storage.StorageError`
-that names the file and the checkpoint a rerun resumes from. The model and optimizer come from
-``rundir.model`` and ``training.optimizer``, the data from ``training.data``, validation from
-``training.validation``.
+``train(config, workdir)`` is all ``train.py`` runs: a :class:`Trainer` for a translation model,
+a ``training.classification.ClassifierTrainer`` for a classifier (``config.task``), which replaces
+the parts that are the task's (data, model, step, validation) and keeps the loop. Rerunning it
+with the same work directory resumes from the last complete checkpoint that reads (model,
+optimizer, step and the position of the data iterator: ``training.checkpointing``), and a
+finished run says so and returns. Ctrl-C and SIGTERM save the step reached first
+(``training.stopping``). A write the file system refuses (a full disk, a read-only directory)
+stops the run with a :class:`common.storage.StorageError` that names the file and the checkpoint
+a rerun resumes from. The model and optimizer come from ``rundir.model`` and
+``training.optimizer``, the data from ``training.data``, validation from ``training.validation``.
 """
 
 from __future__ import annotations
@@ -55,10 +57,11 @@ __all__ = ["TrainResult", "Trainer", "TrainingError", "train"]
 @dataclasses.dataclass
 class TrainResult:
     step: int
+    score_name: str  # the validation value choosing the best model: "validation_bleu", ...
     train_losses: list[tuple[int, float]] = dataclasses.field(default_factory=list)
     validation_loss: float | None = None
-    validation_bleu: float | None = None
-    best_bleu: float | None = None
+    validation_score: float | None = None  # the last validation's
+    best_score: float | None = None
     already_finished: bool = False
     terminated: bool = False  # stopped by SIGTERM, the step reached saved
     stopped_early: bool = False  # by train.early_stopping_patience
@@ -68,14 +71,20 @@ class Trainer:
     """One run of ``config`` in ``workdir``, set up: its data, model, optimizer, checkpoints,
     validation and summaries; :meth:`run` trains it (:func:`train` is both).
 
+    A translation model's; a subclass for another task overrides the parts that are the task's:
+    :meth:`_load_data` (the training batches), :meth:`_new_model`, :meth:`_data_settings`,
+    :meth:`_replica_step`, :meth:`_new_validator`, and :attr:`score_name`.
+
     Example:
         >>> Trainer(configs.tiny.get_config(), "/tmp/tiny").run().step
         300
     """
 
+    score_name = "validation_bleu"  # the validation value choosing best/ and early stopping
+    counted = "target_tokens"  # what the steps' counts count (for the speed's summary)
+
     def __init__(self, config: ml_collections.ConfigDict, workdir: str) -> None:
         self.config, self.workdir, self.run_dir = config, workdir, RunDirectory(workdir)
-        self.data = data_spec(config)  # the data's names parsed once: a bad one fails first
         self.strategy = distribute.make_strategy(
             config.train.distribution, config.train.tpu_address
         )
@@ -100,39 +109,26 @@ class Trainer:
         if warning:
             logging.warning(warning)
 
-        # A fine-tuning run's tokenizer is the run's it starts from, unless it has its own.
-        start = StartFrom.parse(config.train.init_from)
-        has_checkpoints = tf.train.latest_checkpoint(self.run_dir.checkpoints) is not None
-        if start and not has_checkpoints:
-            start.check(config)
-            start.copy_tokenizer(self.output.tokenizer)
-        if start:
-            self.data = tagged_as_vocabulary(self.data, self.output.tokenizer)
+        self.start = StartFrom.parse(config.train.init_from)  # a fine-tuning run's start
+        self.has_checkpoints = tf.train.latest_checkpoint(self.run_dir.checkpoints) is not None
         # train.eval_every = 0: no validation, so no validation split, pipeline or traces.
-        validating = config.train.eval_every > 0
-        splits = [config.data.validation_split] if validating else []
-        loaded = load_data(config, self.data, self.output.tokenizer, splits)
-        self.tokenizer, self.train_pairs = loaded.tokenizer, loaded.train
+        self.validating = config.train.eval_every > 0
         # Each worker reads its own share of the batches through a plain iterator, which (unlike
         # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
         worker, num_workers = distribute.worker_index_and_count(self.strategy)
-        batches = training_batches(config, self.train_pairs, self.tokenizer)
-        self.iterator = iter(batches.shard(num_workers, worker))
+        self.iterator = iter(self._load_data().shard(num_workers, worker))
         with self.strategy.scope():
-            self.model = build_model(config, self.tokenizer.vocab_size)
-            if start and not has_checkpoints:  # else: resumed from its own checkpoint
-                print(f"Starting from {start.restore(self.model)}.", flush=True)
-            freeze(self.model, config.train.freeze)
+            self.model = self._new_model()
             self.optimizer = build_optimizer(config)
             self.optimizer.build(self.model.trainable_variables)
-            if start and not has_checkpoints and config.train.keep_optimizer:
-                start.restore_optimizer(self.optimizer)
+            if self.start and not self.has_checkpoints and config.train.keep_optimizer:
+                self.start.restore_optimizer(self.optimizer)
         self.checkpoints = RunCheckpoints(
             self.model,
             self.optimizer,
             DataPosition(
                 self.iterator,
-                data_settings(config, num_workers),
+                self._data_settings(num_workers),
                 worker,
                 dropout_seeds(self.model),
             ),
@@ -140,15 +136,14 @@ class Trainer:
             self.output,
             keep=config.train.keep_checkpoints,
             chief=self.chief,
+            score_name=self.score_name,
         )
         self.train_step = self._make_train_step()
-        self.validator = (
-            Validator(config, self.data, loaded.by_direction, self.model, self.tokenizer)
-            if validating
-            else None
-        )
+        self.validator = self._new_validator() if self.validating else None
         self.early_stopping = EarlyStopping(
-            config.train.early_stopping_patience, config.train.early_stopping_min_delta
+            config.train.early_stopping_patience,
+            config.train.early_stopping_min_delta,
+            metric=self.score_name.removeprefix("validation_"),
         )
         with writing(self.run_dir.tensorboard):
             self.writer = (
@@ -161,14 +156,52 @@ class Trainer:
     def step(self) -> int:
         return self.checkpoints.step
 
-    def _make_train_step(self):
-        replica_step = make_replica_step(
+    def _load_data(self) -> tf.data.Dataset:
+        """Sets ``self.tokenizer`` (trained the first time) and what validation reads; returns
+        the endless training batches (before sharding over workers)."""
+        config = self.config
+        self.data = data_spec(config)  # the data's names parsed once: a bad one fails first
+        # A fine-tuning run's tokenizer is the run's it starts from, unless it has its own.
+        if self.start and not self.has_checkpoints:
+            self.start.check(config)
+            self.start.copy_tokenizer(self.output.tokenizer)
+        if self.start:
+            self.data = tagged_as_vocabulary(self.data, self.output.tokenizer)
+        splits = [config.data.validation_split] if self.validating else []
+        self.loaded = load_data(config, self.data, self.output.tokenizer, splits)
+        self.tokenizer = self.loaded.tokenizer
+        return training_batches(config, self.loaded.train, self.tokenizer)
+
+    def _new_model(self) -> keras.Model:
+        """The model, its variables created (in the strategy's scope); a fine-tuning run's
+        starts from the weights of the run it names, ``train.freeze`` kept fixed."""
+        model = build_model(self.config, self.tokenizer.vocab_size)
+        if self.start and not self.has_checkpoints:  # else: resumed from its own checkpoint
+            print(f"Starting from {self.start.restore(model)}.", flush=True)
+        freeze(model, self.config.train.freeze)
+        return model
+
+    def _data_settings(self, num_workers: int) -> dict:
+        """The settings a saved position of the training batches depends on."""
+        return data_settings(self.config, num_workers)
+
+    def _replica_step(self):
+        """``step(batch) -> (loss_sum, correct, count)`` on one replica."""
+        return make_replica_step(
             self.model,
             self.optimizer,
             self.config.train.label_smoothing,
             data_pipeline.PAD_ID,
             compiled_loss=self.config.train.jit_compile_loss,
         )
+
+    def _new_validator(self) -> Validator:
+        return Validator(
+            self.config, self.data, self.loaded.by_direction, self.model, self.tokenizer
+        )
+
+    def _make_train_step(self):
+        replica_step = self._replica_step()
 
         def step(iterator, stop_requested):
             batch = next(iterator)
@@ -187,7 +220,7 @@ class Trainer:
         steps = self.config.train.steps
         self.checkpoints.restore()
         self.early_stopping.resume(self.run_dir.validations, self.step)
-        result = TrainResult(self.step, best_bleu=self.checkpoints.best_bleu)
+        result = TrainResult(self.step, self.score_name, best_score=self.checkpoints.best_score)
         if self.step >= steps or self.early_stopping.due:
             done = (
                 f"step {self.step} of {steps}"
@@ -198,7 +231,7 @@ class Trainer:
                 f"Training already finished: {done} in {self.workdir}; nothing to do.", flush=True
             )
             return dataclasses.replace(result, already_finished=True)
-        log = _Log(self.config.train.log_every, steps)
+        log = _Log(self.config.train.log_every, steps, self.counted)
         progress = self._progress_bar(steps)
         stop = StopRequest().install()
         try:
@@ -252,7 +285,7 @@ class Trainer:
             progress.set_postfix(
                 loss=f"{values['train_loss']:.3f}",
                 lr=f"{values['learning_rate']:.2e}",
-                tok_s=f"{values['target_tokens_per_second']:.0f}",
+                per_s=f"{values[f'{self.counted}_per_second']:.0f}",
             )
             self._summaries(values)
         if step % train.checkpoint_every == 0 or step == train.steps:
@@ -261,30 +294,21 @@ class Trainer:
             self._validate(result, progress)
 
     def _validate(self, result: TrainResult, progress: tqdm) -> None:
-        """Validates, writes the translations and summaries; saves the best model so far."""
+        """Validates, writes the outputs and summaries; saves the best model so far."""
         validation = self.validator.run()
-        values = validation.values
+        values, score = validation.values, validation.values[self.score_name]
         if self.chief:
             atomic_write_text(
                 self.output.validation_translations(self.step),
                 "".join(line + "\n" for line in validation.translations),
             )
-        result.validation_loss = values["validation_loss"]
-        result.validation_bleu = values["validation_bleu"]
+        result.validation_loss, result.validation_score = values["validation_loss"], score
         self._summaries(values)
-        directions = "".join(
-            f" {key.partition('/')[2]} {value:.1f}" for key, value in values.items() if "/" in key
-        )
-        progress.write(
-            f"step {self.step}: validation loss {values['validation_loss']:.3f}, "
-            f"accuracy {values['validation_accuracy']:.3f}, "
-            f"BLEU {values['validation_bleu']:.2f}"
-            + (f" (mean of{directions})" if directions else "")
-        )
-        if result.best_bleu is None or values["validation_bleu"] > result.best_bleu:
-            result.best_bleu = values["validation_bleu"]
+        progress.write(f"step {self.step}: {validation.summary()}")
+        if result.best_score is None or score > result.best_score:
+            result.best_score = score
             self.checkpoints.save_best(values)
-        self.early_stopping.add(self.step, values["validation_bleu"])
+        self.early_stopping.add(self.step, score)
         if self.chief:
             write_json(self.output.validations, self.early_stopping.record())
 
@@ -325,10 +349,11 @@ class Trainer:
 
 
 class _Log:
-    """The training loss, accuracy and speed since the last log line, every ``every`` steps."""
+    """The training loss, accuracy and speed since the last log line, every ``every`` steps;
+    ``counted``: what the steps' counts count (``target_tokens``, ``texts``)."""
 
-    def __init__(self, every: int, steps: int) -> None:
-        self.every, self.steps = every, steps
+    def __init__(self, every: int, steps: int, counted: str) -> None:
+        self.every, self.steps, self.counted = every, steps, counted
         self._reset()
 
     def _reset(self) -> None:
@@ -350,7 +375,7 @@ class _Log:
             "train_loss": self.loss / self.tokens,
             "train_accuracy": self.correct / self.tokens,
             "learning_rate": learning_rate,
-            "target_tokens_per_second": self.tokens / self.seconds,
+            f"{self.counted}_per_second": self.tokens / self.seconds,
         }
         self._reset()
         return values
@@ -367,7 +392,13 @@ def train(config: ml_collections.ConfigDict, workdir: str) -> TrainResult:
     config_lib.validate(config)
     with writing(kept=lambda: resume_point(workdir)):
         os.makedirs(workdir, exist_ok=True)
-        trainer = Trainer(config, workdir)
+        if config_lib.task(config) == config_lib.CLASSIFICATION:
+            # Imported here: training.classification imports this module (its Trainer).
+            from training.classification import ClassifierTrainer
+
+            trainer = ClassifierTrainer(config, workdir)
+        else:
+            trainer = Trainer(config, workdir)
         try:
             return trainer.run()
         finally:

@@ -28,6 +28,21 @@ from transformer.settings import SettingError, TransformerConfig
 POOLINGS = ("mean", "first")
 
 
+def class_probabilities(logits: tf.Tensor) -> tf.Tensor:
+    """A :class:`TextClassifier`'s logits -> ``(batch, num_classes)`` probabilities: a
+    sigmoid's two (one logit) or a softmax's.
+
+    Example:
+        >>> class_probabilities(tf.constant([[0.0]])).numpy()
+        array([[0.5, 0.5]], dtype=float32)
+    """
+    logits = tf.cast(logits, tf.float32)
+    if logits.shape[-1] == 1:
+        positive = tf.sigmoid(logits)
+        return tf.concat([1.0 - positive, positive], axis=-1)
+    return tf.nn.softmax(logits, axis=-1)
+
+
 class TextClassifier(SublayersBuildOnFirstCall, keras.Model):
     """Classifies ``(batch, length)`` token ids (padded with ``config.pad_id``).
 
@@ -73,20 +88,39 @@ class TextClassifier(SublayersBuildOnFirstCall, keras.Model):
         self.head_dropout = Dropout(config.dropout, dtype=policy)
         self.head = Dense(1 if num_classes == 2 else num_classes, dtype=policy, name="head")
 
-    def call(self, token_ids: tf.Tensor, training: bool = False) -> tf.Tensor:
+    def call(
+        self, token_ids: tf.Tensor, return_attention_scores: bool = False, training: bool = False
+    ) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
         """``(batch, length)`` ids -> float32 logits ``(batch, 1)`` (two classes) or
-        ``(batch, num_classes)``."""
+        ``(batch, num_classes)``; with ``return_attention_scores`` also the last encoder
+        layer's self-attention weights ``(batch, heads, length, length)`` (for heat maps)."""
         mask = padding_mask(token_ids, self.config.pad_id)  # (batch, 1, 1, length)
         x = self.embedding_dropout(self.embedding(token_ids), training=training)
-        for layer in self.encoder_layers:
+        for layer in self.encoder_layers[:-1]:
             x = layer(x, padding_mask=mask, training=training)
+        x, weights = self.encoder_layers[-1](
+            x, padding_mask=mask, return_attention_scores=True, training=training
+        )
         x = self.encoder_norm(x)  # (batch, length, d_model)
         if self.pooling == "first":
             pooled = x[:, 0, :]
         else:
             real = tf.cast(mask[:, 0, 0, :, tf.newaxis], x.dtype)  # (batch, length, 1)
             pooled = tf.reduce_sum(x * real, axis=1) / tf.maximum(tf.reduce_sum(real, 1), 1.0)
-        return tf.cast(self.head(self.head_dropout(pooled, training=training)), tf.float32)
+        logits = tf.cast(self.head(self.head_dropout(pooled, training=training)), tf.float32)
+        return (logits, tf.cast(weights, tf.float32)) if return_attention_scores else logits
+
+    def pooled_attention(self, token_ids: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
+        """What the pooled vector's last layer attended to: ``(batch, heads, length)`` weights of
+        each head over the text's tokens (each row sums to 1), from :meth:`call`'s ``weights``
+        ``(batch, heads, length, length)``: the first token's row (``"first"`` pooling) or the
+        mean of the text's rows (``"mean"``). A heat map of a text draws these."""
+        if self.pooling == "first":
+            return weights[:, :, 0, :]
+        real = tf.cast(token_ids != self.config.pad_id, weights.dtype)  # (batch, length)
+        rows = real[:, tf.newaxis, :, tf.newaxis]  # (batch, 1, length, 1): the text's queries
+        count = tf.maximum(tf.reduce_sum(real, axis=1), 1.0)[:, tf.newaxis, tf.newaxis]
+        return tf.reduce_sum(weights * rows, axis=2) / count
 
     def get_config(self) -> dict:
         return {

@@ -103,10 +103,24 @@ class _TransformerLayer(SublayersBuildOnFirstCall, keras.layers.Layer):
         return x if self.config.norm_first else norm(x)
 
     def _self_attention_block(
-        self, x: tf.Tensor, mask: tf.Tensor | None, training: bool
-    ) -> tf.Tensor:
+        self,
+        x: tf.Tensor,
+        mask: tf.Tensor | None,
+        training: bool,
+        return_attention_scores: bool = False,
+    ) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
         y = self._sublayer_input(x, self.self_attention_norm)
-        y = self.self_attention(y, y, y, attention_mask=mask, training=training)
+        y = self.self_attention(
+            y,
+            y,
+            y,
+            attention_mask=mask,
+            return_attention_scores=return_attention_scores,
+            training=training,
+        )
+        if return_attention_scores:
+            y, weights = y
+            return self._add_residual(x, y, self.self_attention_norm, training), weights
         return self._add_residual(x, y, self.self_attention_norm, training)
 
     def _feed_forward_block(self, x: tf.Tensor, training: bool) -> tf.Tensor:
@@ -133,8 +147,17 @@ class EncoderLayer(_TransformerLayer):
     """
 
     def call(
-        self, x: tf.Tensor, padding_mask: tf.Tensor | None = None, training: bool = False
-    ) -> tf.Tensor:
+        self,
+        x: tf.Tensor,
+        padding_mask: tf.Tensor | None = None,
+        return_attention_scores: bool = False,
+        training: bool = False,
+    ) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
+        """``(batch, length, d_model)`` -> the same shape; with ``return_attention_scores``
+        also the self-attention weights ``(batch, heads, length, length)``."""
+        if return_attention_scores:
+            x, weights = self._self_attention_block(x, padding_mask, training, True)
+            return self._feed_forward_block(x, training), weights
         x = self._self_attention_block(x, padding_mask, training)
         return self._feed_forward_block(x, training)
 

@@ -11,9 +11,13 @@ import pytest
 from data_pipeline.errors import DataError
 from data_pipeline.labelled_text import (
     SPLITS,
+    Example,
+    load_labelled_text,
     message_text,
     read_labelled_file,
     read_spam_assassin,
+    recorded_split,
+    split_record,
     stratified_split,
 )
 from tests.conftest import REPO_ROOT
@@ -104,7 +108,7 @@ def test_labelled_files_are_csv_or_tsv_rows_with_an_optional_header(tmp_path):
         ("ham", "Ok, see you"),
         ("spam", "WIN a prize, call now"),
     ]
-    assert examples[1].name == f"{csv_file}:3"
+    assert examples[1].name == "line 3"
     tsv_file = tmp_path / "mail.tsv"
     tsv_file.write_text("spam\tBuy now\nham\tLunch?\n")
     assert [e.label for e in read_labelled_file(str(tsv_file))] == ["spam", "ham"]
@@ -137,3 +141,26 @@ def test_the_split_keeps_each_labels_share_and_is_seeded():
     }
     assert stratified_split(labels, seed=3) == split
     assert stratified_split(labels, seed=4)["test"] != split["test"]
+
+
+def test_a_recorded_split_reads_back_by_name_and_notices_changed_data(tmp_path):
+    examples = [Example(f"text {i}", "spam" if i % 4 else "ham", f"line {i}") for i in range(40)]
+    record = split_record(examples, seed=1)
+    assert record["labels"] == ["ham", "spam"] and record["seed"] == 1
+    split = recorded_split(list(reversed(examples)), record)  # read in another order
+    assert {name: [e.name for e in split[name]] for name in SPLITS} == record["splits"]
+    assert [len(split[name]) for name in SPLITS] == [32, 4, 4]
+    with pytest.raises(DataError, match="lacks 1 example.* of the recorded test split"):
+        recorded_split([e for e in examples if e.name != record["splits"]["test"][0]], record)
+    with pytest.raises(DataError, match="Two examples share a name"):
+        split_record(examples + examples[:1], seed=1)
+
+
+def test_labelled_data_names_are_the_corpus_or_a_file(tmp_path):
+    path = tmp_path / "mine.tsv"
+    path.write_text("ham\thello\n")
+    assert load_labelled_text(f"text:{path}") == [Example("hello", "ham", "line 1")]
+    with pytest.raises(DataError, match="Unknown labelled data 'sms'.*'spam_assassin' or"):
+        load_labelled_text("sms")
+    with pytest.raises(DataError, match=f"{tmp_path} .config.data.data_dir. holds no stdlib-"):
+        load_labelled_text("spam_assassin", str(tmp_path))

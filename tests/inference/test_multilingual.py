@@ -48,7 +48,7 @@ def test_training_scores_each_direction_and_picks_the_best_by_their_mean(tiny_mu
     summary = tf.io.gfile.GFile(f"{workdir}/best/best.json").read()
     for direction in MULTILINGUAL_DIRECTIONS:
         assert f'"validation_bleu/{direction}"' in summary
-    assert result.best_bleu is not None
+    assert result.best_score is not None
 
 
 def test_the_tag_is_one_piece_in_front_and_the_first_word_reads_as_without_it(workdir):

@@ -72,10 +72,10 @@ def test_a_save_restores_the_step_the_weights_and_the_data_position(tmp_path, ca
 def test_the_best_model_is_kept_apart_with_its_scores(tmp_path):
     iterator = iter(tf.data.Dataset.range(10))
     saved = checkpoints_of(str(tmp_path), iterator)
-    assert saved.best_bleu is None
+    assert saved.best_score is None
     a_step(saved, iterator)
     saved.save_best({"validation_bleu": 12.5})
-    assert saved.best_bleu == 12.5 and tf.train.latest_checkpoint(str(tmp_path / "best"))
+    assert saved.best_score == 12.5 and tf.train.latest_checkpoint(str(tmp_path / "best"))
     assert tf.train.latest_checkpoint(str(tmp_path / "checkpoints")) is None
 
 

@@ -84,7 +84,7 @@ def test_a_multilingual_model_fine_tuned_on_one_direction_still_reads_its_tag(
     source, _ = next(iter(run.train_pairs))
     assert source.numpy().decode().startswith("<2fr> ")
     result = run.run()  # validated into French: the request names the target language
-    assert result.step == 2 and result.validation_bleu is not None
+    assert result.step == 2 and result.validation_score is not None
 
 
 def test_the_optimizer_state_is_kept_on_request_and_its_step_starts_afresh(

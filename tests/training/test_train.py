@@ -80,7 +80,7 @@ def test_tiny_config_trains_and_loss_falls(tiny_run, tfds_dir, capsys):
     assert result.step == steps
     first_loss, last_loss = result.train_losses[0][1], result.train_losses[-1][1]
     assert last_loss < 0.75 * first_loss, result.train_losses
-    assert result.validation_bleu is not None and result.best_bleu is not None
+    assert result.validation_score is not None and result.best_score is not None
     assert tf.train.latest_checkpoint(os.path.join(workdir, "checkpoints")).endswith(
         f"ckpt-{steps}"
     )
@@ -525,7 +525,7 @@ def test_without_validation_a_corpus_needs_no_validation_split(
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     result = trainer.train(config, workdir)
     assert result.step == 2 and latest_step(workdir) == 2
-    assert result.validation_bleu is None and result.best_bleu is None
+    assert result.validation_score is None and result.best_score is None
     assert not Path(workdir, "best").exists() and not Path(workdir, "eval").exists()
 
 

@@ -65,3 +65,19 @@ def test_it_learns_which_texts_hold_a_token():
     model.fit(ids, labels[:, None].astype("float32"), batch_size=32, epochs=15, verbose=0)
     predicted = (model(tf.constant(ids)).numpy()[:, 0] > 0).astype(int)
     assert (predicted == labels).mean() > 0.95
+
+
+@pytest.mark.parametrize("pooling", ["mean", "first"])
+def test_the_pooled_attention_is_what_the_pooled_vector_attended_to(pooling):
+    model = TextClassifier(tiny_config(), pooling=pooling)
+    ids = tf.constant([[5, 6, 7, 8], [9, 10, 0, 0]])
+    logits, weights = model(ids, return_attention_scores=True)
+    np.testing.assert_array_equal(logits, model(ids))
+    assert weights.shape == (2, 4, 4, 4)  # (batch, heads, queries, keys)
+    pooled = model.pooled_attention(ids, weights).numpy()
+    assert pooled.shape == (2, 4, 4)
+    np.testing.assert_allclose(pooled.sum(axis=-1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(pooled[1, :, 2:], 0.0, atol=1e-7)  # no weight on padding
+    # "first": the first token's row; "mean": the mean of the text's own rows (not padding's).
+    expected = weights[1, :, 0] if pooling == "first" else weights[1, :, :2].numpy().mean(axis=1)
+    np.testing.assert_allclose(pooled[1], expected, atol=1e-6)

@@ -14,6 +14,10 @@ Each direction of the data is scored in turn: ``--direction=de-fr`` one, ``--dir
 written to ``DIR/eval/<split>.directions.md`` when there are several). A multilingual model
 translates into each direction's target language, also on a data set of one language pair
 (``--data=multi30k/de-fr``).
+
+A classifier's work directory (``configs/spam_assassin.py``) is scored on its recorded test split
+(``--split``): accuracy, each label's precision, recall and F1, and the confusion matrix, written
+to ``DIR/eval/<split>.scores.md`` beside each text's prediction (``<split>.predictions.tsv``).
 """
 
 import os
@@ -27,8 +31,10 @@ from cli.translator_flags import define_translator_flags
 from common.files import atomic_write_text
 from data_pipeline import spec
 from exports.litert import LiteRTTranslator
+from inference.classifier import evaluate_classifier, load_classifier
 from inference.evaluation import directions_table, evaluate_directions
-from rundir.config import data_spec, load_config
+from rundir.config import CLASSIFICATION, data_spec, load_config, task
+from rundir.labelled import read_split
 from rundir.layout import RunDirectory
 
 _TRANSLATOR = define_translator_flags()
@@ -59,6 +65,9 @@ def main(argv: list[str]) -> None:
         )
     config = load_config(workdir)
     split = _SPLIT.value or config.data.test_split
+    if task(config) == CLASSIFICATION:
+        evaluate_classifier_run(workdir, config, split)
+        return
     output_dir = RunDirectory(workdir).evaluation(
         ensemble=bool(_TRANSLATOR.ensemble.value),
         ctranslate2_export=_CTRANSLATE2.directory.value,
@@ -97,6 +106,21 @@ def main(argv: list[str]) -> None:
         atomic_write_text(table_file, table + "\n")
         table += f"\n(table written to {table_file})"
     print(f"\n{split}, beam {translator.beam_size}:\n{table}")
+
+
+def evaluate_classifier_run(workdir: str, config, split: str) -> None:
+    """Scores a classifier's ``split`` (see the module docstring)."""
+    if _TRANSLATOR.model_flags_given() or _TRANSLATOR.ensemble.value or _DATA.value:
+        sys.exit(
+            "error: a classifier is scored on its own data by itself: give --workdir, "
+            "--checkpoint and --split only."
+        )
+    classifier, checkpoint = load_classifier(workdir, _TRANSLATOR.checkpoint.value)
+    print(f"Evaluating {checkpoint} on {config.data.name} {split}.", flush=True)
+    scores, predictions = evaluate_classifier(
+        classifier, read_split(config, workdir), split, RunDirectory(workdir).eval
+    )
+    print(f"{scores.report()}\n\npredictions: {predictions}")
 
 
 if __name__ == "__main__":

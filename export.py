@@ -11,6 +11,10 @@ The SavedModel's ``serving_default`` signature maps ``text`` (tf.string [None]) 
 penalty is chosen on the validation split. A LiteRT export (inference/litert_export.py) is a
 directory of ``model.tflite`` (the search on token ids, builtin operators only), its
 SentencePiece model and ``litert.json``.
+
+A classifier's work directory (``configs/spam_assassin.py``) exports as a SavedModel only: its
+``serving_default`` maps ``text`` to ``label`` and ``score``, ``text_attention`` adds what it
+attended to (exports/contract.py); serve.py serves it.
 """
 
 import sys
@@ -21,12 +25,14 @@ from cli.ctranslate2_flags import CTRANSLATE2_LENGTH_PENALTY_HELP
 from cli.errors import run_main
 from cli.translator_flags import define_translator_flags
 from exports.contract import LITERT_QUANTIZATIONS, QUANTIZATIONS
+from inference.classifier import load_classifier
 from inference.ctranslate2_export import (
     LENGTH_PENALTY_CANDIDATES,
     export_with_length_penalty,
 )
-from inference.export import export_saved_model
+from inference.export import export_classifier, export_saved_model
 from inference.litert_export import export_litert
+from rundir.config import CLASSIFICATION, load_config, task
 
 _TRANSLATOR = define_translator_flags()
 _OUTPUT = flags.DEFINE_string("output", None, "Directory to write.", required=True)
@@ -69,6 +75,9 @@ def main(argv: list[str]) -> None:
             f"error: --quantization={quantization} is not one of {', '.join(allowed)} for "
             f"--format={_FORMAT.value}."
         )
+    if is_classifier(_TRANSLATOR.workdir.value):
+        export_classifier_run()
+        return
     translator, checkpoint = _TRANSLATOR.load()
     if _FORMAT.value == "litert":
         path = export_litert(translator, _OUTPUT.value, quantization, _LITERT_TEXT.value)
@@ -101,6 +110,28 @@ def main(argv: list[str]) -> None:
         f"Exported {checkpoint} (beam {translator.beam_size}) to {path}.\n"
         f"Translate with it:  python translate.py --saved_model={path}\n"
         f"Inspect it:         saved_model_cli show --dir {path} --all"
+    )
+
+
+def is_classifier(workdir: str) -> bool:
+    return task(load_config(workdir)) == CLASSIFICATION
+
+
+def export_classifier_run() -> None:
+    """Exports a classifier's work directory (see the module docstring)."""
+    if _FORMAT.value != "saved_model" or _TRANSLATOR.model_flags_given():
+        sys.exit(
+            "error: a classifier exports as a SavedModel only: give --workdir, --checkpoint and "
+            "--output."
+        )
+    classifier, checkpoint = load_classifier(
+        _TRANSLATOR.workdir.value, _TRANSLATOR.checkpoint.value
+    )
+    path = export_classifier(classifier, _OUTPUT.value)
+    print(
+        f"Exported {checkpoint} (labels {', '.join(classifier.labels)}) to {path}.\n"
+        f"Serve it:    python serve.py --saved_model=spam={path}\n"
+        f"Inspect it:  saved_model_cli show --dir {path} --all"
     )
 
 

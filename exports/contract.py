@@ -40,6 +40,15 @@ A SavedModel (TensorFlow and ``tensorflow_text`` serve it; nothing of this proje
   and, for a multilingual model, ``languages_variable``; the function ``source_lengths(text,
   target_lang)`` (token counts, without EOS, of the sources as the model reads them).
 
+A classifier's SavedModel (``configs/spam_assassin.py``): ``serving_default`` maps ``text``
+(tf.string ``[None]``) to ``label`` (tf.string ``[None]``) and ``score`` (float32 ``[None]``,
+that label's probability); ``text_attention`` maps ``text`` to the same and ``pieces``
+``(batch, length)`` (what the classifier read of each text, BOS first, ``""`` past its end) and
+``attention`` ``(batch, heads, length)`` float32 (what each head of the last layer attended to,
+``TextClassifier.pooled_attention``; 0 past the end): the demo page's heat map. Its object holds
+``labels_variable`` (the labels, a class id's label at its position) and
+``max_length_variable`` (the pieces it reads of a text, BOS included).
+
 A CTranslate2 export: CTranslate2's ``model.bin`` (and vocabularies), our SentencePiece model
 ``spm.model`` and the search it translates with, ``decoding.json`` (:class:`DecodingSettings`).
 Its server gives it the SavedModel's signatures (:data:`SIGNATURE_OUTPUTS`).
@@ -118,6 +127,18 @@ SIGNATURE_OUTPUTS = {
         ATTENTION: ("DT_FLOAT", 3),
     },
 }
+# A classifier's signatures, outputs and variables.
+TEXT_ATTENTION, LABEL, PIECES = "text_attention", "label", "pieces"
+CLASSIFIER_OUTPUTS = {
+    SERVING_DEFAULT: {LABEL: ("DT_STRING", 1), SCORE: ("DT_FLOAT", 1)},
+    TEXT_ATTENTION: {
+        LABEL: ("DT_STRING", 1),
+        SCORE: ("DT_FLOAT", 1),
+        PIECES: ("DT_STRING", 2),
+        ATTENTION: ("DT_FLOAT", 3),
+    },
+}
+LABELS_VARIABLE, MAX_LENGTH_VARIABLE = "labels_variable", "max_length_variable"
 # The string inputs of each signature that takes more than the sources, in its functions' order.
 MORE_INPUTS = {
     FORCED_SCORE: (TARGET,),

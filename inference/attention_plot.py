@@ -1,6 +1,7 @@
-"""Heat maps of the encoder-decoder attention of every head in the last decoder layer, drawn as
-one SVG file: a browser shows it, a hover over a cell shows its weight, and no plotting library
-is loaded (importing one costs every script a second or more at start)."""
+"""Heat maps drawn as one SVG file: of a translation, the encoder-decoder attention of every head
+in the last decoder layer; of a classified text, what each head of the classifier's last layer
+attended to, over the text itself. A browser shows it, a hover shows a weight, and no plotting
+library is loaded (importing one costs every script a second or more at start)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ _GAP = 24  # px between two heads
 _HEADS_A_ROW = 4
 _TITLE = 32  # px: the figure's title line
 _HEAD_TITLE = 20  # px: a head's title line
+_LINE = 22  # px: a line of a text's pieces
+_TEXT_WIDTH = 960  # px: a text's lines are wrapped there
+_WORD_START = "\u2581"  # SentencePiece's mark of a piece that starts a word
 
 
 def viridis(value: float) -> str:
@@ -125,3 +129,72 @@ def plot_cross_attention(
     last_layer = outputs.attention[0, :, : len(output_pieces), : len(source_pieces)].numpy()
     atomic_write_text(path, attention_svg(last_layer, source_pieces, output_pieces))
     return outputs.translation[0].numpy().decode("utf-8", errors="replace")
+
+
+def _text_layout(pieces: Sequence[str]) -> tuple[list[tuple[str, int, int, int]], int]:
+    """Each piece as ``(shown, x, line, width)``, wrapped at ``_TEXT_WIDTH``; and the lines."""
+    boxes, x, line = [], 8, 0
+    for piece in pieces:
+        shown = piece.replace(_WORD_START, " ").strip() or piece
+        gap = 4 if piece.startswith(_WORD_START) else 0
+        width = _CHAR * len(shown) + 4
+        if x + gap + width > _TEXT_WIDTH and x > 8:
+            x, line, gap = 8, line + 1, 0
+        boxes.append((shown, x + gap, line, width))
+        x += gap + width
+    return boxes, line + 1
+
+
+def text_attention_svg(pieces: Sequence[str], weights: np.ndarray, title: str) -> str:
+    """An SVG image of what a classifier attended to in one text: a panel a head, then one of
+    the heads' mean; in each, the text's pieces wrapped into lines, each on a box coloured by its
+    weight relative to the panel's largest (viridis: dark purple 0, yellow the largest); the
+    weight shows on hover.
+
+    Args:
+        pieces: the text's pieces as the classifier read them.
+        weights: ``(heads, len(pieces))``, each head's weights over the pieces.
+        title: the figure's first line (e.g. the label and its score).
+
+    Example:
+        >>> svg = text_attention_svg(["<s>", "▁Win", "▁now"], np.full((2, 3), 1 / 3), "spam")
+        >>> svg.count("<title>")  # a box a piece in each of 2 heads and their mean
+        9
+    """
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 2 or weights.shape[1] != len(pieces) or not len(pieces):
+        raise ValueError(
+            f"weights must be (heads, {len(pieces)} pieces), got shape {weights.shape}."
+        )
+    panels = [(f"head {head + 1}", weights[head]) for head in range(len(weights))]
+    panels.append(("mean of the heads", weights.mean(axis=0)))
+    boxes, lines = _text_layout(pieces)
+    panel_height = _HEAD_TITLE + lines * _LINE + _GAP
+    width = max(_TEXT_WIDTH + 8, _CHAR * len(title) + 16)
+    height = _TITLE + len(panels) * panel_height
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="{_FONT}">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="8" y="{_TITLE - 12}">{escape(title)}</text>',
+    ]
+    for index, (name, values) in enumerate(panels):
+        top = _TITLE + index * panel_height
+        largest = float(values.max()) or 1.0
+        parts.append(
+            f'<text x="8" y="{top + 14}" font-weight="bold">{escape(name)} (yellow: '
+            f"{largest:.3f})</text>"
+        )
+        for (shown, x, line, box_width), piece, weight in zip(boxes, pieces, values, strict=True):
+            y = top + _HEAD_TITLE + line * _LINE
+            relative = float(weight) / largest
+            ink = "black" if relative > 0.6 else "white"
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{box_width}" height="{_LINE - 2}" '
+                f"fill={quoteattr(viridis(relative))}><title>"
+                f"{escape(f'{piece}: {float(weight):.4f}')}</title></rect>"
+                f'<text x="{x + 2}" y="{y + _LINE / 2}" dominant-baseline="middle" '
+                f'fill="{ink}" pointer-events="none">{escape(shown)}</text>'
+            )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

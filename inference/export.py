@@ -1,4 +1,5 @@
-"""A work directory's translator as a SavedModel, written through :mod:`exports.contract`.
+"""A work directory's translator (or classifier: :func:`export_classifier`) as a SavedModel,
+written through :mod:`exports.contract`.
 
 SentencePiece tokenization, beam search and detokenization run inside the SavedModel, so
 serving it needs TensorFlow and ``tensorflow_text`` (for the SentencePiece ops) and nothing of
@@ -26,12 +27,17 @@ from exports.contract import (
     CROSS_ATTENTION,
     FORCED_SCORE,
     FORCED_SCORE_OUTPUTS,
+    LABEL,
+    LABELS_VARIABLE,
     LANGUAGES_VARIABLE,
+    MAX_LENGTH_VARIABLE,
     MAX_SOURCE_LENGTH_VARIABLE,
     MORE_INPUTS,
     N_BEST,
+    PIECES,
     PRECISION_VARIABLE,
     PREFIXED,
+    SCORE,
     SCORED,
     SCORED_OUTPUTS,
     SERVING_DEFAULT,
@@ -41,8 +47,10 @@ from exports.contract import (
     TARGET_LANG,
     TARGET_PIECES,
     TEXT,
+    TEXT_ATTENTION,
     TRANSLATION,
 )
+from inference.classifier import Classifier
 
 
 def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
@@ -167,3 +175,41 @@ def _constrained(
 ) -> dict:
     constrained = translator.constrained(1)(text, target_lang, target_prefix, terms, avoid)
     return dict(zip(SCORED_OUTPUTS, constrained, strict=True))
+
+
+def export_classifier(classifier: Classifier, output_dir: str) -> str:
+    """Writes ``classifier`` as a SavedModel to ``output_dir`` atomically (as
+    :func:`export_saved_model`): the contract's ``serving_default`` and ``text_attention``
+    signatures (tokenization in the graph) and its ``labels_variable`` and
+    ``max_length_variable``.
+
+    Example:
+        >>> classifier, _ = load_classifier("runs/spam")
+        >>> export_classifier(classifier, "runs/spam/saved_model")
+    """
+    export = tf.Module()
+    export.model, export.tokenizer = classifier.model, classifier.tokenizer
+    setattr(export, LABELS_VARIABLE, tf.Variable(list(classifier.labels), trainable=False))
+    setattr(export, MAX_LENGTH_VARIABLE, tf.Variable(classifier.max_length, trainable=False))
+    text = tf.TensorSpec([None], tf.string, name=TEXT)
+
+    def label_and_score(text: tf.Tensor) -> dict[str, tf.Tensor]:
+        classified = classifier.classify_texts(text)
+        return {LABEL: classified["label"], SCORE: classified["score"]}
+
+    def with_attention(text: tf.Tensor) -> dict[str, tf.Tensor]:
+        attended = classifier.attend(text)
+        return {
+            **label_and_score(text),
+            PIECES: attended["pieces"],
+            ATTENTION: attended["attention"],
+        }
+
+    functions = {SERVING_DEFAULT: label_and_score, TEXT_ATTENTION: with_attention}
+    signatures = {
+        name: tf.function(function).get_concrete_function(text)
+        for name, function in functions.items()
+    }
+    with atomic_directory(output_dir) as staging:
+        tf.saved_model.save(export, staging, signatures=signatures)
+    return os.path.abspath(output_dir)

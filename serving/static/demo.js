@@ -3,8 +3,10 @@
 // and, on request, its alternatives (the n-best list) with their scores, or continuing a typed
 // start of the translation; then show the cross-attention signature's heat maps (one per head)
 // and the translation's word alignment for a chosen sentence; or translate the text box as a
-// document (running text, sentences found by the server, the layout kept). Every signature, input, output
-// and option name comes from the server, none is written here.
+// document (running text, sentences found by the server, the layout kept). A classifier (a model
+// with the text_attention signature) labels each line instead, with its score, and shows what each
+// head of its last layer attended to in a chosen text. Every signature, input, output and option
+// name comes from the server, none is written here.
 "use strict";
 
 const form = document.getElementById("translate-form");
@@ -28,6 +30,9 @@ const list = document.getElementById("translations");
 const attention = document.getElementById("attention");
 const caption = document.getElementById("attention-caption");
 const heatmaps = document.getElementById("heatmaps");
+const attentionTitle = document.getElementById("attention-title");
+const submitButton = form.querySelector("button[type=submit]");
+const translationOptions = document.querySelectorAll(".translation-option");
 let signaturesByModel = {};
 let runtimeByModel = {};
 let languagesByModel = {};
@@ -71,8 +76,25 @@ async function loadModels() {
   showOptions();
 }
 
-// The selectors a model offers: its target languages, its number of alternatives, its terms.
+// Whether a model is a classifier (a label and a score a text, not a translation).
+function isClassifier(model) {
+  return Boolean(signaturesByModel[model]?.includes(names.textAttention));
+}
+
+// The selectors a model offers: its target languages, its number of alternatives, its terms;
+// none of them for a classifier.
 function showOptions() {
+  const classifier = isClassifier(modelSelect.value);
+  for (const option of translationOptions) option.hidden = classifier;
+  submitButton.textContent = classifier ? "Classify" : "Translate";
+  attention.hidden = true;
+  list.replaceChildren();
+  if (classifier) {
+    languageSelect.hidden = languageLabel.hidden = true;
+    alternativesSelect.hidden = alternativesLabel.hidden = true;
+    termsInput.hidden = termsLabel.hidden = true;
+    return;
+  }
   showLanguages();
   showAlternatives();
   // CTranslate2 has the signature for avoided phrases only: no box for terms.
@@ -211,7 +233,90 @@ async function translateDocument() {
   }
 }
 
+// A classifier's answer for each line: its label and score; the first text's heat map.
+async function classify() {
+  const texts = source.value.split("\n").map((s) => s.trim()).filter((s) => s);
+  if (!texts.length) return;
+  const model = modelSelect.value;
+  showStatus("Classifying…");
+  const request = ++latestTranslation;
+  try {
+    const { predictions } = await predict(model, { signature_name: names.translate, instances: texts });
+    if (request !== latestTranslation) return;
+    list.replaceChildren();
+    predictions.forEach((prediction, index) => {
+      const item = document.createElement("li");
+      const label = document.createElement("div");
+      label.className = "label";
+      label.textContent = prediction[names.label];
+      const score = document.createElement("div");
+      score.className = "confidence";
+      score.textContent = `probability ${prediction[names.score].toFixed(4)}`;
+      const text = document.createElement("div");
+      text.className = "source";
+      text.textContent = texts[index];
+      item.append(label, score, text);
+      item.addEventListener("click", () => showTextAttention(model, texts[index], item));
+      list.append(item);
+    });
+    showStatus(`${texts.length} text(s) classified by ${model}.`);
+    await showTextAttention(model, texts[0], list.firstElementChild);
+  } catch (error) {
+    if (request === latestTranslation) showStatus(error.message, true);
+  }
+}
+
+// One panel of a classified text: its pieces, each on its weight's colour (relative to the
+// panel's largest), the weight on hover.
+function textHeatmap(name, weights, pieces) {
+  const figure = document.createElement("figure");
+  figure.className = "text-heatmap";
+  const title = document.createElement("figcaption");
+  const largest = Math.max(...weights) || 1;
+  title.textContent = `${name} (yellow: ${largest.toFixed(3)})`;
+  const text = document.createElement("p");
+  pieces.forEach((piece, index) => {
+    const span = document.createElement("span");
+    const relative = weights[index] / largest;
+    span.textContent = piece.replaceAll("\u2581", " ");
+    span.style.background = colour(relative);
+    span.style.color = relative > 0.6 ? "black" : "white";
+    span.title = `${piece}: ${weights[index].toFixed(4)}`;
+    text.append(span);
+  });
+  figure.append(title, text);
+  return figure;
+}
+
+// What each head of the classifier's last layer attended to in a text, and their mean.
+async function showTextAttention(model, text, item) {
+  for (const other of list.children) other.classList.toggle("selected", other === item);
+  const request = ++latestAttention;
+  try {
+    const { predictions } = await predict(model, {
+      signature_name: names.textAttention,
+      instances: [text],
+    });
+    if (request !== latestAttention) return;
+    const prediction = predictions[0];
+    const pieces = prediction[names.pieces].filter((piece) => piece);
+    const heads = prediction[names.attention].map((head) => head.slice(0, pieces.length));
+    const mean = pieces.map((_, index) => heads.reduce((sum, head) => sum + head[index], 0) / heads.length);
+    attentionTitle.textContent = "What the classifier's last layer attended to";
+    caption.textContent = `“${text}”: ${prediction[names.label]} (${prediction[names.score].toFixed(4)}); the pieces it read.`;
+    heatmaps.replaceChildren(
+      ...heads.map((head, index) => textHeatmap(`head ${index + 1}`, head, pieces)),
+      textHeatmap("mean of the heads", mean, pieces),
+    );
+    showAlignment(null);
+    attention.hidden = false;
+  } catch (error) {
+    if (request === latestAttention) showStatus(error.message, true);
+  }
+}
+
 async function translate() {
+  if (isClassifier(modelSelect.value)) return classify();
   if (documentBox.checked) return translateDocument();
   const sentences = source.value.split("\n").map((s) => s.trim()).filter((s) => s);
   if (!sentences.length) return;
@@ -299,6 +404,7 @@ async function showAttention(model, sentence, item) {
     // Padding pieces are empty strings: keep the real ones.
     const sourcePieces = prediction[names.sourcePieces].filter((piece) => piece);
     const targetPieces = prediction[names.targetPieces].filter((piece) => piece);
+    attentionTitle.textContent = "Cross-attention of the last decoder layer";
     caption.textContent = `“${sentence}”: rows are the output pieces, columns the source pieces.`;
     if (languagesByModel[model].length) {
       caption.textContent += ` The source begins with the tag of the target language (<2${languageSelect.value}>).`;

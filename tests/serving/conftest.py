@@ -325,3 +325,12 @@ def bad_requests() -> list[BadRequest]:
         BadRequest("wrong method", "PUT", "/v1/models/de-en", 405, "Method Not Allowed"),
         BadRequest("unknown path", "GET", "/v2/models", 404, "Not Found"),
     ]
+
+
+@pytest.fixture(scope="session")
+def classifier_server(tiny_classifier_saved_model) -> Iterator[str]:
+    """serve.py with the tiny classifier's SavedModel as "spam"; yields its URL."""
+    process, url = _start_server(f"--saved_model=spam={tiny_classifier_saved_model}")
+    yield url
+    process.terminate()
+    process.communicate(timeout=60)

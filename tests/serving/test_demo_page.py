@@ -247,3 +247,35 @@ def test_the_target_language_selector_switches_the_translation(browser, server, 
     expect(page.locator("#translations .translation")).to_have_text([expected["de"]])
     expect(maps.first.locator("thead th").nth(2)).to_have_text("<2de>")
     page.close()
+
+
+def test_a_classifier_labels_each_text_and_shows_what_it_attended_to(
+    browser, classifier_server, tiny_classifier_run
+):
+    from inference.classifier import load_classifier
+
+    classifier, _ = load_classifier(tiny_classifier_run[0])
+    texts = ["free prize cash", "lunch meeting notes"]
+    expected = classifier.classify(texts)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{classifier_server}/")
+    page.select_option("#model", "spam")
+    expect(page.locator("button[type=submit]")).to_have_text("Classify")
+    expect(page.locator("#prefix")).to_be_hidden()
+    expect(page.locator(".document-options")).to_be_hidden()
+    page.locator("#source").fill("\n".join(texts))
+    page.locator("#source").press("End")
+    page.locator("#source").press("Enter")
+    expect(page.locator("#translations .label")).to_have_text([e.label for e in expected])
+    expect(page.locator("#translations .confidence")).to_have_text(
+        [f"probability {e.score:.4f}" for e in expected]
+    )
+    pieces = classifier.attention(texts[0]).pieces
+    panels = page.locator("#heatmaps figure.text-heatmap")
+    expect(panels).to_have_count(3)  # two heads and their mean
+    expect(panels.locator("figcaption").first).to_contain_text("head 1")
+    expect(panels.first.locator("span")).to_have_count(len(pieces))
+    expect(page.locator("#attention-title")).to_contain_text("classifier")
+    page.locator("#translations li").nth(1).click()
+    expect(page.locator("#attention-caption")).to_contain_text(texts[1])
+    page.close()

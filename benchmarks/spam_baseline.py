@@ -1,16 +1,21 @@
-"""The baseline a spam classifier must beat: scikit-learn's TF-IDF and logistic regression on the
-SpamAssassin corpus's seeded, stratified split.
+"""The attention classifier against the baseline users know: scikit-learn's TF-IDF and logistic
+regression, on the same seeded, stratified split of the SpamAssassin corpus.
 
     .venv/bin/python benchmarks/spam_baseline.py [--archive=../shared/data/spam_assassin/...tgz]
         [--data=FILE.csv] [--seed=0] [--max_examples=0]
+    .venv/bin/python benchmarks/spam_baseline.py --workdir=runs/spam \
+        [--config=configs/spam_assassin.py --config.data.data_dir=../shared/data/spam_assassin]
 
-Reads the corpus (``data_pipeline.labelled_text``: each message's subject and body as text) or
-a ``label,text`` file, splits it (80/10/10 of each label, ``--seed``), fits word unigrams and
-bigrams TF-IDF (sublinear term frequencies, terms in at least 2 training texts) and a logistic
-regression (C chosen on the validation split by F1 of the positive label: spam, or the file's
-second label in sorted order), and prints for the test split: accuracy, the positive label's
-precision, recall and F1, the confusion matrix, and the fitting time. Run it alone on the
-machine.
+Alone: reads the corpus (``data_pipeline.labelled_text``: each message's subject and body as
+text) or a ``label,text`` file, splits it (80/10/10 of each label, ``--seed``) and fits the
+baseline. With ``--workdir`` (a classifier's work directory): the split that run recorded
+(``split.json``), and the classifier's row beside the baseline's; with ``--config`` too, the
+config is first trained there (``train.py``'s training, timed; a finished run is not trained
+again). The baseline: word unigrams and bigrams TF-IDF (sublinear term frequencies, terms in at
+least 2 training texts) and a logistic regression (C chosen on the validation split by F1 of the
+positive label: spam, or the file's second label in sorted order). Printed for the test split:
+accuracy, the positive label's precision, recall and F1, the time to fit (to train), and the
+confusion matrices. Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -19,12 +24,22 @@ import time
 
 import harness  # noqa: I001  (first: sets up the path and the run's description)
 from absl import flags
+from ml_collections import config_flags
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
 from cli.errors import run_main
-from data_pipeline.labelled_text import read_labelled_file, read_spam_assassin, stratified_split
+from common.metrics import ClassificationScores, classification_scores
+from data_pipeline.labelled_text import (
+    SPLITS,
+    read_labelled_file,
+    read_spam_assassin,
+    stratified_split,
+)
+from inference.classifier import load_classifier
+from rundir.config import load_config
+from rundir.labelled import LabelledSplits, read_split
+from training.trainer import train
 
 _ARCHIVE = flags.DEFINE_string(
     "archive",
@@ -37,69 +52,102 @@ _ARCHIVE = flags.DEFINE_string(
 _DATA = flags.DEFINE_string("data", None, "A label,text CSV or TSV file instead of the corpus.")
 _SEED = flags.DEFINE_integer("seed", 0, "The split's seed.")
 _MAX_EXAMPLES = flags.DEFINE_integer("max_examples", 0, "Only the first examples (0: all).")
+_WORKDIR = flags.DEFINE_string(
+    "workdir", None, "A classifier's work directory: its split, and its row beside the baseline's."
+)
+_CONFIG = config_flags.DEFINE_config_file(
+    "config", None, "With --workdir: train this config there first (timed)."
+)
 C_CANDIDATES = (1.0, 10.0, 100.0)
+
+
+def corpus_split() -> LabelledSplits:
+    """--data or --archive, split with --seed."""
+    examples = (
+        read_labelled_file(_DATA.value) if _DATA.value else read_spam_assassin(_ARCHIVE.value)
+    )
+    examples = examples[: _MAX_EXAMPLES.value or None]
+    split = stratified_split([example.label for example in examples], _SEED.value)
+    return LabelledSplits(
+        tuple(sorted({example.label for example in examples})),
+        {name: [examples[i] for i in rows] for name, rows in split.items()},
+    )
+
+
+def fit_baseline(data: LabelledSplits, positive: str) -> tuple[ClassificationScores, float]:
+    """The baseline fitted on ``data``'s training split, C chosen on its validation split: its
+    test scores and the seconds it took."""
+    start = time.perf_counter()
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
+    train_features = vectorizer.fit_transform(data.texts("train"))
+    validation, test = (vectorizer.transform(data.texts(name)) for name in ("validation", "test"))
+
+    def scores(model, features, split: str) -> ClassificationScores:
+        return classification_scores(
+            data.class_ids(split), model.predict(features).tolist(), data.labels, positive
+        )
+
+    f1_by_c = {}
+    for c in C_CANDIDATES:
+        model = LogisticRegression(C=c, max_iter=2000).fit(train_features, data.class_ids("train"))
+        f1_by_c[c] = scores(model, validation, "validation").score
+    best_c = max(f1_by_c, key=f1_by_c.get)
+    model = LogisticRegression(C=best_c, max_iter=2000).fit(train_features, data.class_ids("train"))
+    seconds = time.perf_counter() - start
+    print(
+        "baseline: validation F1 by C: "
+        + ", ".join(f"{c:g}: {f1:.4f}" for c, f1 in f1_by_c.items())
+        + f" (chosen: {best_c:g}); features: {train_features.shape[1]}"
+    )
+    return scores(model, test, "test"), seconds
 
 
 def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
-    if _DATA.value:
-        examples = read_labelled_file(_DATA.value)
+    training = "not timed: give --config"
+    if _WORKDIR.value:
+        if _CONFIG.value is not None:
+            start = time.perf_counter()
+            result = train(_CONFIG.value, _WORKDIR.value)
+            seconds = time.perf_counter() - start
+            training = "trained before" if result.already_finished else f"{seconds:.1f} s"
+        config = load_config(_WORKDIR.value)
+        data = read_split(config, _WORKDIR.value)
+        classifier, checkpoint = load_classifier(_WORKDIR.value)
+        print(f"classifier: {checkpoint}, pooling {config.classifier.pooling}")
     else:
-        examples = read_spam_assassin(_ARCHIVE.value)
-    examples = examples[: _MAX_EXAMPLES.value or None]
-    labels = sorted({example.label for example in examples})
-    positive = "spam" if "spam" in labels else labels[-1]
-    split = stratified_split([example.label for example in examples], _SEED.value)
-    texts = {name: [examples[i].text for i in rows] for name, rows in split.items()}
-    truth = {name: [examples[i].label for i in rows] for name, rows in split.items()}
+        data = corpus_split()
+    positive = "spam" if "spam" in data.labels else data.labels[-1]
     harness.print_config(
         "data",
         {
-            "examples": len(examples),
-            "labels": ", ".join(labels),
+            "examples": sum(len(examples) for examples in data.splits.values()),
+            "labels": ", ".join(data.labels),
             "positive": positive,
-            "split": ", ".join(f"{name} {len(rows)}" for name, rows in split.items()),
+            "split": ", ".join(f"{name} {len(data.examples(name))}" for name in SPLITS),
         },
     )
-    start = time.perf_counter()
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
-    train = vectorizer.fit_transform(texts["train"])
-    validation, test = (vectorizer.transform(texts[name]) for name in ("validation", "test"))
-    f1_by_c = {}
-    for c in C_CANDIDATES:
-        model = LogisticRegression(C=c, max_iter=2000).fit(train, truth["train"])
-        f1_by_c[c] = _scores(truth["validation"], model.predict(validation), positive)[3]
-    best_c = max(f1_by_c, key=f1_by_c.get)
-    model = LogisticRegression(C=best_c, max_iter=2000).fit(train, truth["train"])
-    seconds = time.perf_counter() - start
-    predicted = model.predict(test)
-    accuracy, precision, recall, f1 = _scores(truth["test"], predicted, positive)
-    print(
-        "validation F1 by C: "
-        + ", ".join(f"{c:g}: {f1:.4f}" for c, f1 in f1_by_c.items())
-        + f" (chosen: {best_c:g}); features: {train.shape[1]}"
-    )
+    scores, seconds = fit_baseline(data, positive)
+    results = {"TF-IDF + logistic regression": (scores, f"{seconds:.1f} s")}
+    if _WORKDIR.value:
+        scores, _ = classifier.scores(data.texts("test"), data.class_ids("test"))
+        results[f"attention classifier ({_WORKDIR.value})"] = (scores, training)
     print(
         f"\n| model | accuracy | {positive} precision | {positive} recall | {positive} F1 | fit |"
     )
     print("| --- | --- | --- | --- | --- | --- |")
-    print(
-        f"| TF-IDF + logistic regression | {accuracy:.4f} | {precision:.4f} | {recall:.4f} | "
-        f"{f1:.4f} | {seconds:.1f} s |"
-    )
-    matrix = confusion_matrix(truth["test"], predicted, labels=labels)
-    print("\nconfusion matrix (rows: true, columns: predicted): " + ", ".join(labels))
-    for label, row in zip(labels, matrix, strict=True):
-        print(f"  {label}: " + " ".join(str(count) for count in row))
-
-
-def _scores(truth: list[str], predicted, positive: str) -> tuple[float, float, float, float]:
-    """Accuracy, and the positive label's precision, recall and F1."""
-    precision, recall, f1, _ = precision_recall_fscore_support(
-        truth, predicted, labels=[positive], zero_division=0
-    )
-    return accuracy_score(truth, predicted), precision[0], recall[0], f1[0]
+    for name, (scores, fit) in results.items():
+        print(
+            f"| {name} | {scores.accuracy:.4f} | {scores.precision(positive):.4f} | "
+            f"{scores.recall(positive):.4f} | {scores.f1(positive):.4f} | {fit} |"
+        )
+    for name, (scores, _) in results.items():
+        print(
+            f"\n{name}: confusion matrix (rows: true, columns: predicted): {', '.join(data.labels)}"
+        )
+        for label, row in zip(data.labels, scores.confusion, strict=True):
+            print(f"  {label}: " + " ".join(str(count) for count in row))
 
 
 if __name__ == "__main__":

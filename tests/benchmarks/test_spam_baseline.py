@@ -29,3 +29,20 @@ def test_the_baseline_separates_separable_texts_and_prints_its_metrics(tmp_path)
     )
     assert metrics and [float(value) for value in metrics.groups()] == [1.0] * 4, run.stdout
     assert re.search(r"^  ham: 14 0\n  spam: 0 6$", run.stdout, re.M), run.stdout
+
+
+def test_a_classifiers_row_is_scored_on_its_runs_recorded_split(tiny_classifier_run):
+    workdir, _ = tiny_classifier_run
+    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "spam_baseline.py")]
+    run = subprocess.run(
+        [*command, f"--workdir={workdir}"], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "split=train 240, validation 30, test 30" in run.stdout
+    row = re.search(
+        r"^\| attention classifier \(.*\) \| ([\d.]+) \| [\d.]+ \| [\d.]+ \| ([\d.]+) \| "
+        r"not timed: give --config \|$",
+        run.stdout,
+        re.M,
+    )
+    assert row and float(row[1]) > 0.9 and float(row[2]) > 0.8, run.stdout

@@ -118,6 +118,9 @@ def get_config() -> ml_collections.ConfigDict:
     # The label whose F1 chooses the best checkpoint and evaluate.py reports first (spam); "":
     # the macro F1 over the labels.
     config.classifier.positive_label = ""
+    # Seeds the split of the data into train/validation/test (80/10/10 within each label),
+    # made once and recorded in the work directory (rundir/labelled.py).
+    config.classifier.split_seed = 0
 
     # Search defaults come from decoding.SearchOptions, where each is defined once.
     config.decode = ml_collections.ConfigDict()

@@ -5,11 +5,12 @@ text classifier (``transformer/classifier.py``).
         --config.data.data_dir=../shared/data/spam_assassin
 
 Each message is its subject and body as text (``data_pipeline/labelled_text.py``), split once
-80/10/10 by label (seeded by ``train.seed``, recorded in ``split.json``); the model reads a
-message's first ``data.max_length`` pieces. ``classifier.positive_label`` "spam": the spam F1
-chooses the best checkpoint. Your own ``label,text`` file: ``--config.data.name=text:FILE.csv``
-(and ``--config.classifier.positive_label=`` for several labels). The translation settings
-(the decoder's, ``decode.*``, ``train.label_smoothing``) are not used.
+80/10/10 by label (seeded by ``classifier.split_seed``, recorded in ``split.json``); the model
+reads a message's first ``data.max_length`` pieces. ``classifier.positive_label`` "spam": the
+spam F1 chooses the best checkpoint. Your own ``label,text`` file:
+``--config.data.name=text:FILE.csv`` (and ``--config.classifier.positive_label=`` for several
+labels). The translation settings (the decoder's, ``decode.*``, ``train.label_smoothing``) are
+not used.
 """
 
 from configs import base

@@ -1,10 +1,10 @@
 """A classifier's data as its run split it: the labels and each split's examples.
 
-The first run of a classifier's work directory splits its data (seeded by ``train.seed``,
-stratified: ``data_pipeline.labelled_text``) and writes the split to ``split.json``; a resumed
-run, ``evaluate.py`` and the baseline read that file, so every one of them scores the same
-texts, whatever the code's split does later. A label's class id is its position in the sorted
-labels.
+The first run of a classifier's work directory splits its data (seeded by
+``classifier.split_seed``, stratified: ``data_pipeline.labelled_text``) and writes the split to
+``split.json``; a resumed run, ``evaluate.py`` and the baseline read that file, so every one of
+them scores the same texts, whatever the code's split does later. A label's class id is its
+position in the sorted labels.
 
 Example:
     >>> data = record_split(config, "runs/spam")       # training: split once, then read
@@ -50,12 +50,12 @@ class LabelledSplits:
 
 def record_split(config: ml_collections.ConfigDict, workdir: str) -> LabelledSplits:
     """The run's split of ``config.data``: read from ``split.json``, or made (seeded by
-    ``config.train.seed``) and written there the first time."""
+    ``config.classifier.split_seed``) and written there the first time."""
     examples = load_labelled_text(config.data.name, config.data.data_dir or None)
     path = RunDirectory(workdir).split
     record = read_json(path)
     if record is None:
-        record = split_record(examples, config.train.seed)
+        record = split_record(examples, config.classifier.split_seed)
         write_json(path, record)
     return LabelledSplits(tuple(record["labels"]), recorded_split(examples, record))
 

@@ -157,8 +157,8 @@ class Trainer:
         return self.checkpoints.step
 
     def _load_data(self) -> tf.data.Dataset:
-        """Sets ``self.tokenizer`` (trained the first time) and what validation reads; returns
-        the endless training batches (before sharding over workers)."""
+        """Sets ``self.tokenizer`` (trained the first time), ``self.train_pairs`` and what
+        validation reads; returns the endless training batches (before sharding over workers)."""
         config = self.config
         self.data = data_spec(config)  # the data's names parsed once: a bad one fails first
         # A fine-tuning run's tokenizer is the run's it starts from, unless it has its own.
@@ -169,8 +169,8 @@ class Trainer:
             self.data = tagged_as_vocabulary(self.data, self.output.tokenizer)
         splits = [config.data.validation_split] if self.validating else []
         self.loaded = load_data(config, self.data, self.output.tokenizer, splits)
-        self.tokenizer = self.loaded.tokenizer
-        return training_batches(config, self.loaded.train, self.tokenizer)
+        self.tokenizer, self.train_pairs = self.loaded.tokenizer, self.loaded.train
+        return training_batches(config, self.train_pairs, self.tokenizer)
 
     def _new_model(self) -> keras.Model:
         """The model, its variables created (in the strategy's scope); a fine-tuning run's

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from common.special_tokens import UNK_ID
 from common.translation import Terms, TranslationRequest
 from decoding.shortlist import Shortlist
 from decoding.translator import ModelTranslator
@@ -83,33 +84,44 @@ def test_prefixes_terms_and_n_best_lists_search_over_the_shortlist_too(
 def test_the_exports_carry_the_shortlist_and_the_precision(
     copy_translators, copy_shortlist, bfloat16_copy_model, validation_sentences, tmp_path
 ):
-    """One SavedModel for both (an export is slow): the copy model in bfloat16, shortlisted."""
+    """One SavedModel for both (an export is slow): the copy model in bfloat16, shortlisted. The
+    shortlist leaves out one piece of the first sentence, which the full search copies: an export
+    that ignored its shortlist would write it."""
     translator, plain = copy_translators[1]
+    sentences, expected = _copied(validation_sentences, plain, 16)
+    pieces = translator.tokenizer.tokenize(tf.constant(sentences)).to_list()
+    omitted = next(i for i in pieces[0] if sum(i in row for row in pieces) == 1)  # its alone
+    table = copy_shortlist.table.copy()
+    table[omitted] = UNK_ID  # its row: nothing to write
+    omitting = Shortlist(table, copy_shortlist.frequent)
     bfloat16 = ModelTranslator(
         bfloat16_copy_model,
         translator.tokenizer,
         translator.options,
         translator.max_source_length,
-        shortlist=copy_shortlist,
+        shortlist=omitting,
     )
     saved_model = export_saved_model(bfloat16, str(tmp_path / "saved_model"))
     loaded = tf.saved_model.load(saved_model)
-    table, _ = getattr(loaded, SHORTLIST_VARIABLES)
-    np.testing.assert_array_equal(table.numpy(), copy_shortlist.table)
+    exported_table, _ = getattr(loaded, SHORTLIST_VARIABLES)
+    np.testing.assert_array_equal(exported_table.numpy(), table)
     assert getattr(loaded, PRECISION_VARIABLE).numpy().decode() == "bfloat16"
-    sentences, expected = _copied(validation_sentences, plain, 16)
     in_bfloat16 = bfloat16.translate(sentences, progress=False)
+    assert in_bfloat16[0] != expected[0]  # the omitted piece is not written
     assert SavedModelTranslator(saved_model).translate(sentences, progress=False) == in_bfloat16
-    shortlisted = _shortlisted(translator, copy_shortlist)
+    shortlisted = _shortlisted(translator, omitting)
 
     ct2 = export_ctranslate2(shortlisted, str(tmp_path / "ct2"))
     with open(os.path.join(ct2, CTRANSLATE2_VMAP_FILE), encoding="utf-8") as file:
         lines = file.read().splitlines()
-    piece = translator.tokenizer.id_to_piece(tf.constant(copy_shortlist.table[100, 0]))
+    piece = translator.tokenizer.id_to_piece(tf.constant(table[100, 0]))
     assert f"{piece.numpy().decode()}\t{piece.numpy().decode()}" in lines[1:]
     exported = CTranslate2Translator(ct2)
     assert exported._use_vmap
-    assert exported.translate(sentences, progress=False) == expected
+    translations = exported.translate(sentences, progress=False)
+    assert translations[1:] == expected[1:]
+    written = translator.tokenizer.tokenize(tf.constant(translations[:1])).to_list()[0]
+    assert translations[0] != expected[0] and omitted not in written
 
 
 def test_a_work_directory_translates_over_its_built_shortlist_unless_told_not_to(

@@ -14,8 +14,9 @@ config is first trained there (``train.py``'s training, timed; a finished run is
 again). The baseline: word unigrams and bigrams TF-IDF (sublinear term frequencies, terms in at
 least 2 training texts) and a logistic regression (C chosen on the validation split by F1 of the
 positive label: spam, or the file's second label in sorted order). Printed for the test split:
-accuracy, the positive label's precision, recall and F1, the time to fit (to train), and the
-confusion matrices. Run it alone on the machine.
+accuracy, the positive label's precision, recall and F1, the time to fit (to train), the
+confusion matrices and, for the corpus, each model's errors in each of its groups (easy ham, hard
+ham, spam). Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from cli.errors import run_main
-from common.metrics import ClassificationScores, classification_scores
+from common.metrics import classification_scores
 from data_pipeline.labelled_text import (
     SPLITS,
     read_labelled_file,
@@ -74,23 +75,20 @@ def corpus_split() -> LabelledSplits:
     )
 
 
-def fit_baseline(data: LabelledSplits, positive: str) -> tuple[ClassificationScores, float]:
+def fit_baseline(data: LabelledSplits, positive: str) -> tuple[list[int], float]:
     """The baseline fitted on ``data``'s training split, C chosen on its validation split: its
-    test scores and the seconds it took."""
+    test predictions (class ids) and the seconds it took."""
     start = time.perf_counter()
     vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
     train_features = vectorizer.fit_transform(data.texts("train"))
     validation, test = (vectorizer.transform(data.texts(name)) for name in ("validation", "test"))
-
-    def scores(model, features, split: str) -> ClassificationScores:
-        return classification_scores(
-            data.class_ids(split), model.predict(features).tolist(), data.labels, positive
-        )
-
     f1_by_c = {}
     for c in C_CANDIDATES:
         model = LogisticRegression(C=c, max_iter=2000).fit(train_features, data.class_ids("train"))
-        f1_by_c[c] = scores(model, validation, "validation").score
+        predicted = model.predict(validation).tolist()
+        f1_by_c[c] = classification_scores(
+            data.class_ids("validation"), predicted, data.labels, positive
+        ).score
     best_c = max(f1_by_c, key=f1_by_c.get)
     model = LogisticRegression(C=best_c, max_iter=2000).fit(train_features, data.class_ids("train"))
     seconds = time.perf_counter() - start
@@ -99,7 +97,24 @@ def fit_baseline(data: LabelledSplits, positive: str) -> tuple[ClassificationSco
         + ", ".join(f"{c:g}: {f1:.4f}" for c, f1 in f1_by_c.items())
         + f" (chosen: {best_c:g}); features: {train_features.shape[1]}"
     )
-    return scores(model, test, "test"), seconds
+    return model.predict(test).tolist(), seconds
+
+
+def errors_by_group(data: LabelledSplits, predictions: dict[str, list[int]]) -> None:
+    """Each model's wrong test predictions in each group of the corpus (``<group>/<id>`` names:
+    easy-ham-1, hard-ham-1, spam-2, ...), where the models differ."""
+    examples = data.examples("test")
+    if not all("/" in example.name for example in examples):
+        return
+    group_of = [example.name.split("/")[0] for example in examples]
+    groups = sorted(set(group_of))
+    print("\nwrong test predictions by group (texts in the group):")
+    print("| model | " + " | ".join(f"{g} ({group_of.count(g)})" for g in groups) + " |")
+    print("| --- |" + " --- |" * len(groups))
+    actual = data.class_ids("test")
+    for name, predicted in predictions.items():
+        wrong = [g for g, a, p in zip(group_of, actual, predicted, strict=True) if a != p]
+        print(f"| {name} | " + " | ".join(str(wrong.count(g)) for g in groups) + " |")
 
 
 def main(argv: list[str]) -> None:
@@ -128,11 +143,21 @@ def main(argv: list[str]) -> None:
             "split": ", ".join(f"{name} {len(data.examples(name))}" for name in SPLITS),
         },
     )
-    scores, seconds = fit_baseline(data, positive)
-    results = {"TF-IDF + logistic regression": (scores, f"{seconds:.1f} s")}
+    baseline = "TF-IDF + logistic regression"
+    predicted, seconds = fit_baseline(data, positive)
+    predictions, fits = {baseline: predicted}, {baseline: f"{seconds:.1f} s"}
     if _WORKDIR.value:
-        scores, _ = classifier.scores(data.texts("test"), data.class_ids("test"))
-        results[f"attention classifier ({_WORKDIR.value})"] = (scores, training)
+        name = f"attention classifier ({_WORKDIR.value})"
+        results = classifier.classify(data.texts("test"))
+        predictions[name] = [data.labels.index(result.label) for result in results]
+        fits[name] = training
+    results = {
+        name: (
+            classification_scores(data.class_ids("test"), predicted, data.labels, positive),
+            fits[name],
+        )
+        for name, predicted in predictions.items()
+    }
     print(
         f"\n| model | accuracy | {positive} precision | {positive} recall | {positive} F1 | fit |"
     )
@@ -148,6 +173,7 @@ def main(argv: list[str]) -> None:
         )
         for label, row in zip(data.labels, scores.confusion, strict=True):
             print(f"  {label}: " + " ".join(str(count) for count in row))
+    errors_by_group(data, predictions)
 
 
 if __name__ == "__main__":

@@ -89,3 +89,24 @@ def test_a_classifier_refuses_what_it_cannot_do_in_one_line(toy_labelled_file, k
     (config[section] if section else config)[name] = value
     with pytest.raises(ConfigError, match=message):
         validate(config)
+
+
+def test_three_labels_train_a_softmax_head_scored_by_the_macro_f1(tmp_path):
+    rows = ["label,text"]
+    words = {"sport": "goal match team", "food": "bread soup cake", "news": "vote law court"}
+    for i in range(90):
+        label = list(words)[i % 3]
+        rows.append(f"{label},today {words[label]} please")
+    (tmp_path / "three.csv").write_text("\n".join(rows) + "\n")
+    config = tiny_classifier_config(str(tmp_path / "three.csv"), steps=40, eval_every=40)
+    config.classifier.positive_label = ""
+    config.tokenizer.vocab_size = 283  # what so few words give
+    result = trainer.train(config, str(tmp_path / "run"))
+    assert read_labels(str(tmp_path / "run")) == ("food", "news", "sport")
+    assert result.score_name == "validation_f1" and result.best_score == 1.0  # the macro F1
+    from inference.classifier import load_classifier
+
+    classifier, _ = load_classifier(str(tmp_path / "run"))
+    assert classifier.model.num_classes == 3
+    (found,) = classifier.classify(["today vote law court please"])
+    assert found.label == "news" and len(found.probabilities) == 3

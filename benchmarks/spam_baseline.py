@@ -148,8 +148,8 @@ def main(argv: list[str]) -> None:
     predictions, fits = {baseline: predicted}, {baseline: f"{seconds:.1f} s"}
     if _WORKDIR.value:
         name = f"attention classifier ({_WORKDIR.value})"
-        results = classifier.classify(data.texts("test"))
-        predictions[name] = [data.labels.index(result.label) for result in results]
+        classified = classifier.classify(data.texts("test"))
+        predictions[name] = [data.labels.index(result.label) for result in classified]
         fits[name] = training
     results = {
         name: (

@@ -73,10 +73,16 @@ class Candidates(NamedTuple):
         never_written: list[int],
         *target_ids: tf.Tensor,
         bucket: int = CANDIDATE_BUCKET,
+        size_of_shapes: bool = False,
     ) -> Candidates:
         """The candidates of a ``(batch, source_len)`` batch: its source pieces' shortlisted
         target pieces, the frequent ones, and every id in ``target_ids`` (tensors of ids a
-        search must be able to write: prefixes, terms; PAD ignored), less ``never_written``."""
+        search must be able to write: prefixes, terms; PAD ignored), less ``never_written``.
+
+        ``size_of_shapes``: padded to the most candidates inputs of these shapes can have (at
+        most the vocabulary), not to the next bucket, so that one shape of inputs gives one shape
+        of candidates: an XLA search, compiled once per shape, then never compiles again for a
+        batch whose pieces have more candidates (a served request's seconds)."""
         rows = tf.gather(shortlist.table, tf.reshape(source_ids, [-1]))  # (batch * len, k)
         wanted = [tf.reshape(rows, [-1]), tf.cast(shortlist.frequent, rows.dtype)]
         wanted += [tf.cast(tf.reshape(ids, [-1]), rows.dtype) for ids in target_ids]
@@ -87,7 +93,8 @@ class Candidates(NamedTuple):
         others = tf.cast(tf.where(chosen)[:, 0], tf.int32)  # in id order
         ids = tf.concat([tf.constant(SPECIAL_IDS, tf.int32), others], axis=0)
         count = tf.shape(ids)[0]
-        size = -(-count // bucket) * bucket
+        most = tf.minimum(len(SPECIAL_IDS) + tf.size(wanted), vocab_size)
+        size = -(-(most if size_of_shapes else count) // bucket) * bucket
         return cls(tf.pad(ids, [[0, size - count]], constant_values=PAD_ID), count)
 
     def positions(self, ids: tf.Tensor, vocab_size: int) -> tf.Tensor:

@@ -394,7 +394,8 @@ class ModelTranslator(tf.Module):
                     prefix,
                     *(pad_ids(ids, rows, PHRASE_PADDING) for ids in inputs[2:]),
                 )
-                found = self._compiled_constrained(n_best)(padded, self._candidates(*padded))
+                candidates = self._candidates(*padded, compiled=True)
+                found = self._compiled_constrained(n_best)(padded, candidates)
                 return Hypotheses(*(field[:batch] for field in found))
 
             hypotheses = tf.cond(
@@ -613,7 +614,7 @@ class ModelTranslator(tf.Module):
 
         def compiled() -> tf.Tensor:
             padded = pad_to_buckets(source_ids, self.length_bucket)
-            return self._compiled_search(padded, self._candidates(padded))[:batch]
+            return self._compiled_search(padded, self._candidates(padded, compiled=True))[:batch]
 
         return tf.cond(
             batch <= self.xla_max_batch_size,
@@ -636,14 +637,24 @@ class ModelTranslator(tf.Module):
         prefix = space.positions(prefix_ids)
         return space.token_ids(decode(space.model, source_ids, space.options, True, prefix))
 
-    def _candidates(self, source_ids: tf.Tensor, *target_ids: tf.Tensor) -> Candidates | None:
+    def _candidates(
+        self, source_ids: tf.Tensor, *target_ids: tf.Tensor, compiled: bool = False
+    ) -> Candidates | None:
         """The shortlist's candidates for a batch (and the ids of its prefixes or terms), or
-        None without a shortlist."""
+        None without a shortlist; for a ``compiled`` (XLA) search, as many as the inputs'
+        shapes allow (:meth:`Candidates.of`'s ``size_of_shapes``)."""
         if self.shortlist is None:
             return None
         never_written = self.options.never_written
         vocab_size = self.tokenizer.vocab_size
-        return Candidates.of(self.shortlist, source_ids, vocab_size, never_written, *target_ids)
+        return Candidates.of(
+            self.shortlist,
+            source_ids,
+            vocab_size,
+            never_written,
+            *target_ids,
+            size_of_shapes=compiled,
+        )
 
     def _search_space(self, source_ids: tf.Tensor, *target_ids: tf.Tensor) -> SearchSpace:
         """What a search of ``source_ids`` runs over (the shortlist's candidates, with

@@ -49,6 +49,30 @@ def test_candidate_sets_are_padded_to_the_bucket_and_the_padding_is_never_writte
     assert np.isfinite(logits[:6]).all() and np.isneginf(logits[6:]).all()
 
 
+def test_candidates_sized_by_shapes_are_one_size_for_every_batch_of_one_shape():
+    """What an XLA search gets: sources of one shape, one size of candidates (the most they can
+    have), whichever pieces they hold; the candidates themselves are the same."""
+    table = np.full([SOURCE_VOCAB, 3], PAD_ID, np.int32)
+    table[4], table[5] = [6, 7, 8], [9, 10, 11]
+    shortlist = Shortlist(tf.constant(table), tf.constant([12]))
+    sizes = set()
+    for source in ([[4, 5, 3]], [[13, 3, 0]]):  # 8 and 5 candidates
+        plain = Candidates.of(shortlist, tf.constant(source), TARGET_VOCAB, [0, 2], bucket=4)
+        sized = Candidates.of(
+            shortlist, tf.constant(source), TARGET_VOCAB, [0, 2], bucket=4, size_of_shapes=True
+        )
+        count = int(plain.count)
+        assert int(sized.count) == count
+        assert sized.ids[:count].numpy().tolist() == plain.ids[:count].numpy().tolist()
+        assert (sized.ids[count:].numpy() == PAD_ID).all()
+        sizes.add(sized.ids.shape[0])
+    assert sizes == {16}  # 4 special ids + 3 pieces x 3 + 1 frequent = 14, to the bucket: 16
+    many = Candidates.of(
+        shortlist, tf.zeros([8, 40], tf.int32), TARGET_VOCAB, [0, 2], size_of_shapes=True
+    )
+    assert many.ids.shape[0] == -(-TARGET_VOCAB // 256) * 256  # never more than the vocabulary
+
+
 def test_the_shortlist_never_removes_the_references_pieces_on_a_copy_task():
     rng = np.random.default_rng(0)
     copies = [rng.integers(4, 300, size=rng.integers(3, 12)) for _ in range(500)]

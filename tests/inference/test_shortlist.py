@@ -61,6 +61,29 @@ def test_the_copy_model_translates_the_same_over_its_shortlist_in_the_graph_and_
     assert int(candidates.count) < translator.tokenizer.vocab_size / 5  # 8 sentences' pieces
 
 
+def test_the_xla_search_compiles_once_for_sentences_of_one_length_whatever_their_candidates(
+    copy_translators, tokenizer, validation_sentences
+):
+    """A served request must not wait seconds for a compilation because its pieces have more
+    candidates than the warm-up's: the compiled search's candidates take their size from the
+    shapes alone."""
+    translator, _ = copy_translators[1]
+    vocab = tokenizer.vocab_size
+    # Each piece's 25 target pieces: a sentence's candidates grow with its distinct pieces.
+    table = (np.arange(vocab)[:, np.newaxis] + 11 * np.arange(25)) % vocab
+    shortlist = Shortlist(table.astype(np.int32), np.zeros([0], np.int32))
+    shortlisted = _shortlisted(translator, shortlist, jit_compile=True)
+    lengths = shortlisted.source_lengths(validation_sentences)
+    one_bucket = [s for s, n in zip(validation_sentences, lengths, strict=True) if 6 <= n <= 14]
+    sources = [translator._source_ids(tf.constant([s]), tf.constant([""])) for s in one_bucket]
+    sizes = [int(shortlisted._candidates(source_ids).ids.shape[0]) for source_ids in sources]
+    few, most = sources[np.argmin(sizes)], sources[np.argmax(sizes)]
+    assert min(sizes) < max(sizes)  # two sizes of candidates for the graph search
+    for source_ids in (few, most):  # eagerly: the compiled search traces once per shape
+        shortlisted._output_ids(source_ids)
+    assert shortlisted._compiled_search.experimental_get_tracing_count() == 1
+
+
 def test_prefixes_terms_and_n_best_lists_search_over_the_shortlist_too(
     copy_translators, copy_shortlist, validation_sentences
 ):

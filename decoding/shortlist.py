@@ -93,8 +93,11 @@ class Candidates(NamedTuple):
         others = tf.cast(tf.where(chosen)[:, 0], tf.int32)  # in id order
         ids = tf.concat([tf.constant(SPECIAL_IDS, tf.int32), others], axis=0)
         count = tf.shape(ids)[0]
-        most = tf.minimum(len(SPECIAL_IDS) + tf.size(wanted), vocab_size)
-        size = -(-(most if size_of_shapes else count) // bucket) * bucket
+        if size_of_shapes:  # the special ids and every wanted id distinct, within the vocabulary
+            count_to_hold = tf.minimum(len(SPECIAL_IDS) + tf.size(wanted), vocab_size)
+        else:
+            count_to_hold = count
+        size = -(-count_to_hold // bucket) * bucket
         return cls(tf.pad(ids, [[0, size - count]], constant_values=PAD_ID), count)
 
     def positions(self, ids: tf.Tensor, vocab_size: int) -> tf.Tensor:

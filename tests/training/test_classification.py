@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from common.errors import ConfigError
+from inference.classifier import load_classifier
 from rundir import checkpoints
 from rundir.labelled import read_labels
 from rundir.layout import RunDirectory
@@ -104,8 +105,6 @@ def test_three_labels_train_a_softmax_head_scored_by_the_macro_f1(tmp_path):
     result = trainer.train(config, str(tmp_path / "run"))
     assert read_labels(str(tmp_path / "run")) == ("food", "news", "sport")
     assert result.score_name == "validation_f1" and result.best_score == 1.0  # the macro F1
-    from inference.classifier import load_classifier
-
     classifier, _ = load_classifier(str(tmp_path / "run"))
     assert classifier.model.num_classes == 3
     (found,) = classifier.classify(["today vote law court please"])

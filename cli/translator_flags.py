@@ -31,16 +31,16 @@ class TranslatorFlags:
     shortlist: flags.FlagHolder
     precision: flags.FlagHolder
 
-    def load(self) -> tuple[ModelTranslator, str]:
+    def load(self, length_penalty: float | None = None) -> tuple[ModelTranslator, str]:
         """``(translator, checkpoint path)``; decoding options default to the work directory's
-        config."""
+        config. ``length_penalty``: instead of ``--length_penalty``'s."""
         from inference.loading import load_translator
 
         return load_translator(
             self.workdir.value,
             self.checkpoint.value,
             self.beam_size.value,
-            self.length_penalty.value,
+            self.length_penalty.value if length_penalty is None else length_penalty,
             self.jit_compile.value,
             self.ensemble.value,
             self.shortlist.value,

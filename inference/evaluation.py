@@ -187,7 +187,7 @@ def output_stem(output_dir: str, corpus: Corpus, split: str) -> str:
 
 def directions_table(results: dict[str, EvaluationResult]) -> str:
     """A Markdown table of each direction's scores (the papers' tokenized BLEU where the data
-    set has those references, else "-").
+    set has those references, else "-"), and their mean when there are several.
 
     Example:
         >>> print(directions_table({"de-fr": result}))
@@ -195,32 +195,64 @@ def directions_table(results: dict[str, EvaluationResult]) -> str:
         | --- | --- | --- | --- | --- |
         | de-fr | 30.12 | 31.05 | 55.20 | 30.80 |
     """
-    rows = [
-        "| direction | BLEU | lower-cased BLEU | chrF2 | tokenized BLEU |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for label, r in results.items():
-        tokenized = f"{r.tokenized.bleu.score:.2f}" if r.tokenized else "-"
-        rows.append(
-            f"| {label} | {r.bleu.score:.2f} | {r.lowercase_bleu.score:.2f} | "
-            f"{r.chrf.score:.2f} | {tokenized} |"
-        )
+    rows = [_row("direction", *_SCORE_COLUMNS), _row(*["---"] * 5)]
+    rows += [_row(label, *_formatted(_scores({label: r}))) for label, r in results.items()]
     if len(results) > 1:
-
-        def mean(score) -> str:
-            return f"{sum(map(score, results.values())) / len(results):.2f}"
-
-        tokenized = [r.tokenized.bleu.score for r in results.values() if r.tokenized]
-        rows.append(
-            f"| mean | {mean(lambda r: r.bleu.score)} | {mean(lambda r: r.lowercase_bleu.score)}"
-            f" | {mean(lambda r: r.chrf.score)} | "
-            + (
-                f"{sum(tokenized) / len(tokenized):.2f} |"
-                if len(tokenized) == len(results)
-                else "- |"
-            )
-        )
+        rows.append(_row("mean", *_formatted(_scores(results))))
     return "\n".join(rows)
+
+
+def length_penalties_table(
+    results: dict[float, dict[str, EvaluationResult]],
+) -> tuple[str, float]:
+    """A Markdown table of the scores of each length penalty (of its directions' results: their
+    mean when there are several), and the penalty of the highest cased BLEU (the first of a
+    tie), in bold.
+
+    Example:
+        >>> table, best = length_penalties_table({1.0: {"en-de": r1}, 1.4: {"en-de": r2}})
+        >>> print(table)
+        | length penalty | BLEU | lower-cased BLEU | chrF2 | tokenized BLEU |
+        | --- | --- | --- | --- | --- |
+        | 1.0 | 39.80 | 40.21 | 63.90 | 40.20 |
+        | **1.4** | **40.12** | 40.50 | 64.10 | 40.47 |
+    """
+    scores = {penalty: _scores(by_direction) for penalty, by_direction in results.items()}
+    best = max(scores, key=lambda penalty: scores[penalty][0])
+    rows = [_row("length penalty", *_SCORE_COLUMNS), _row(*["---"] * 5)]
+    for penalty, penalty_scores in scores.items():
+        cells = [f"{penalty:g}", *_formatted(penalty_scores)]
+        if penalty == best:
+            cells[:2] = [f"**{cell}**" for cell in cells[:2]]
+        rows.append(_row(*cells))
+    return "\n".join(rows), best
+
+
+_SCORE_COLUMNS = ("BLEU", "lower-cased BLEU", "chrF2", "tokenized BLEU")
+
+
+def _scores(results: dict[str, EvaluationResult]) -> tuple[float, float, float, float | None]:
+    """The mean over ``results`` of BLEU, lower-cased BLEU, chrF2 and the papers' tokenized
+    BLEU (None unless every result has it)."""
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values)
+
+    tokenized = [r.tokenized.bleu.score for r in results.values() if r.tokenized]
+    return (
+        mean([r.bleu.score for r in results.values()]),
+        mean([r.lowercase_bleu.score for r in results.values()]),
+        mean([r.chrf.score for r in results.values()]),
+        mean(tokenized) if len(tokenized) == len(results) else None,
+    )
+
+
+def _formatted(scores: tuple[float, float, float, float | None]) -> list[str]:
+    return [f"{score:.2f}" if score is not None else "-" for score in scores]
+
+
+def _row(*cells: str) -> str:
+    return f"| {' | '.join(cells)} |"
 
 
 def _write_lines(path: str, lines: Sequence[str]) -> None:

@@ -4,6 +4,7 @@ into a chosen language through the Python API, a SavedModel, CTranslate2 and the
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import ctranslate2
 import numpy as np
@@ -267,6 +268,58 @@ def test_translate_script_without_a_known_target_language_is_one_line(workdir, f
     )
     assert completed.returncode == 1
     assert completed.stderr.strip().splitlines()[-1] == f"error: {message}"
+
+
+def test_evaluate_scores_each_length_penalty_and_names_the_best(workdir):
+    penalties = ("0", "3")  # beam 4: a penalty of 3 prefers longer translations
+    completed = run_in_process(
+        "evaluate.py",
+        f"--workdir={workdir}",
+        "--split=validation",
+        "--checkpoint=latest",
+        "--beam_size=4",
+        f"--length_penalties={','.join(penalties)}",
+    )
+    assert completed.returncode == 0, completed.stderr
+    table = completed.stdout.split("validation, beam 4:\n")[1].splitlines()
+    assert table[0] == "| length penalty | BLEU | lower-cased BLEU | chrF2 | tokenized BLEU |"
+    rows = [row.strip("| ").split(" | ") for row in table[2:4]]
+    assert [row[0].strip("*") for row in rows] == list(penalties)
+    bleus = [float(row[1].strip("*")) for row in rows]
+    best = penalties[bleus.index(max(bleus))]
+    assert [row[0] for row in rows].count(f"**{best}**") == 1
+    assert completed.stdout.splitlines()[-1].startswith(f"best: length penalty {best} ")
+    written = Path(workdir, "eval", "validation.length_penalties.md").read_text()
+    assert written.splitlines() == table[:4]
+    # Each penalty's translations in files of its own; the mean of each direction's scores.
+    words = {}
+    for penalty in penalties:
+        one_run = run_in_process(
+            "evaluate.py",
+            f"--workdir={workdir}",
+            "--split=validation",
+            "--checkpoint=latest",
+            "--beam_size=4",
+            f"--length_penalty={penalty}",
+        )
+        mean = [row for row in one_run.stdout.splitlines() if row.startswith("| mean |")][0]
+        scores = [cell.strip("*") for cell in rows[penalties.index(penalty)][1:]]
+        assert mean.strip("| ").split(" | ")[1:] == scores
+        (in_its_directory,) = Path(workdir, "eval", f"length_penalty-{penalty}").glob(
+            "*de-en.validation.beam4.hyp"
+        )
+        (last,) = Path(workdir, "eval").glob("*de-en.validation.beam4.hyp")
+        hypotheses = in_its_directory.read_text()
+        assert hypotheses == last.read_text()
+        words[penalty] = len(hypotheses.split())
+    assert words["3"] > words["0"]
+    for flags, message in (
+        (("--length_penalties=1,x",), "is not a list of numbers"),
+        (("--length_penalties=1,2", "--length_penalty=1"), "give it without --length_penalty"),
+    ):
+        refused = run_in_process("evaluate.py", f"--workdir={workdir}", *flags)
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr
+        assert message in refused.stderr.strip().splitlines()[-1]
 
 
 def test_evaluate_scores_every_direction_in_a_table(workdir, translator, small_corpus):

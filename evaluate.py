@@ -107,14 +107,14 @@ def main(argv: list[str]) -> None:
         for penalty in penalties:
             translator, checkpoint = _TRANSLATOR.load(length_penalty=penalty)
             print(f"Evaluating {checkpoint} on {data.name} {split} ({_settings(translator)}).")
-            penalty_dir = os.path.join(output_dir, f"length_penalty-{penalty:g}")
+            penalty_dir = os.path.join(output_dir, f"length_penalty-{penalty}")
             by_penalty[penalty] = _scored(translator, data, corpora, split, penalty_dir)
         table, best = length_penalties_table(by_penalty)
         table_file = os.path.join(output_dir, f"{split}.length_penalties.md")
         atomic_write_text(table_file, table + "\n")
         print(
             f"\n{split}, beam {translator.beam_size}:\n{table}\n(table written to {table_file})"
-            f"\nbest: length penalty {best:g} (--length_penalty={best:g}, or the config's "
+            f"\nbest: length penalty {best} (--length_penalty={best}, or the config's "
             "decode.length_penalty)"
         )
         return

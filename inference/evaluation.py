@@ -221,7 +221,7 @@ def length_penalties_table(
     best = max(scores, key=lambda penalty: scores[penalty][0])
     rows = [_row("length penalty", *_SCORE_COLUMNS), _row(*["---"] * 5)]
     for penalty, penalty_scores in scores.items():
-        cells = [f"{penalty:g}", *_formatted(penalty_scores)]
+        cells = [f"{penalty}", *_formatted(penalty_scores)]
         if penalty == best:
             cells[:2] = [f"**{cell}**" for cell in cells[:2]]
         rows.append(_row(*cells))

@@ -271,7 +271,7 @@ def test_translate_script_without_a_known_target_language_is_one_line(workdir, f
 
 
 def test_evaluate_scores_each_length_penalty_and_names_the_best(workdir):
-    penalties = ("0", "3")  # beam 4: a penalty of 3 prefers longer translations
+    penalties = ("0.0", "3.0")  # beam 4: a penalty of 3 prefers longer translations
     completed = run_in_process(
         "evaluate.py",
         f"--workdir={workdir}",
@@ -312,7 +312,7 @@ def test_evaluate_scores_each_length_penalty_and_names_the_best(workdir):
         hypotheses = in_its_directory.read_text()
         assert hypotheses == last.read_text()
         words[penalty] = len(hypotheses.split())
-    assert words["3"] > words["0"]
+    assert words["3.0"] > words["0.0"]
     for flags, message in (
         (("--length_penalties=1,x",), "is not a list of numbers"),
         (("--length_penalties=1,2", "--length_penalty=1"), "give it without --length_penalty"),

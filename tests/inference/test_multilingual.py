@@ -271,14 +271,10 @@ def test_translate_script_without_a_known_target_language_is_one_line(workdir, f
 
 
 def test_evaluate_scores_each_length_penalty_and_names_the_best(workdir):
+    flags = ("--split=validation", "--checkpoint=latest", "--direction=de-en", "--beam_size=4")
     penalties = ("0.0", "3.0")  # beam 4: a penalty of 3 prefers longer translations
     completed = run_in_process(
-        "evaluate.py",
-        f"--workdir={workdir}",
-        "--split=validation",
-        "--checkpoint=latest",
-        "--beam_size=4",
-        f"--length_penalties={','.join(penalties)}",
+        "evaluate.py", f"--workdir={workdir}", *flags, f"--length_penalties={','.join(penalties)}"
     )
     assert completed.returncode == 0, completed.stderr
     table = completed.stdout.split("validation, beam 4:\n")[1].splitlines()
@@ -291,33 +287,27 @@ def test_evaluate_scores_each_length_penalty_and_names_the_best(workdir):
     assert completed.stdout.splitlines()[-1].startswith(f"best: length penalty {best} ")
     written = Path(workdir, "eval", "validation.length_penalties.md").read_text()
     assert written.splitlines() == table[:4]
-    # Each penalty's translations in files of its own; the mean of each direction's scores.
-    words = {}
-    for penalty in penalties:
-        one_run = run_in_process(
-            "evaluate.py",
-            f"--workdir={workdir}",
-            "--split=validation",
-            "--checkpoint=latest",
-            "--beam_size=4",
-            f"--length_penalty={penalty}",
-        )
-        mean = [row for row in one_run.stdout.splitlines() if row.startswith("| mean |")][0]
-        scores = [cell.strip("*") for cell in rows[penalties.index(penalty)][1:]]
-        assert mean.strip("| ").split(" | ")[1:] == scores
-        (in_its_directory,) = Path(workdir, "eval", f"length_penalty-{penalty}").glob(
-            "*de-en.validation.beam4.hyp"
-        )
-        (last,) = Path(workdir, "eval").glob("*de-en.validation.beam4.hyp")
-        hypotheses = in_its_directory.read_text()
-        assert hypotheses == last.read_text()
-        words[penalty] = len(hypotheses.split())
+
+    # Each penalty's translations in files of its own, scored as one run with that penalty.
+    def de_en_hypotheses(directory: Path) -> str:
+        (path,) = directory.glob("*de-en.validation.beam4.hyp")
+        return path.read_text()
+
+    hypotheses = {
+        p: de_en_hypotheses(Path(workdir, "eval", f"length_penalty-{p}")) for p in penalties
+    }
+    one_run = run_in_process("evaluate.py", f"--workdir={workdir}", *flags, "--length_penalty=0.0")
+    assert one_run.stdout.strip().splitlines()[-1].split(" | ")[1:] == [
+        cell.strip("*") for cell in table[2].split(" | ")[1:]
+    ]
+    assert de_en_hypotheses(Path(workdir, "eval")) == hypotheses["0.0"]
+    words = {penalty: len(text.split()) for penalty, text in hypotheses.items()}
     assert words["3.0"] > words["0.0"]
-    for flags, message in (
+    for refused_flags, message in (
         (("--length_penalties=1,x",), "is not a list of numbers"),
         (("--length_penalties=1,2", "--length_penalty=1"), "give it without --length_penalty"),
     ):
-        refused = run_in_process("evaluate.py", f"--workdir={workdir}", *flags)
+        refused = run_in_process("evaluate.py", f"--workdir={workdir}", *refused_flags)
         assert refused.returncode == 1 and "Traceback" not in refused.stderr
         assert message in refused.stderr.strip().splitlines()[-1]
 

@@ -37,6 +37,9 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "data.extra_train_data": config.data.extra_train_data,
         "train.seed": config.train.seed,
         "workers": num_workers,
+        # The pipeline's version: 2 reads TFDS splits from disk on every pass (2026-12-06);
+        # a position saved by version 1 (unversioned) does not restore into it.
+        "pipeline": 2,
     }
 
 

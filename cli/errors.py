@@ -97,6 +97,15 @@ def _config_file_problem(argv: list[str]) -> str | None:
     return None
 
 
+def _without_config_traceback(message: str) -> str:
+    """ml_collections puts the traceback of an error raised by a config file's ``get_config()``
+    (a bad ``--config=FILE:argument``) in the flag's message: keep its last line's text."""
+    flag, marker, trace = message.partition("Error whilst parsing config file:")
+    if not marker or not trace.strip():
+        return message
+    return flag + trace.strip().splitlines()[-1].partition(": ")[2]
+
+
 def _parse_flags(argv: list[str]) -> list[str]:
     problem = _config_file_problem(argv)
     if problem:
@@ -104,7 +113,8 @@ def _parse_flags(argv: list[str]) -> list[str]:
     try:
         return flags.FLAGS(argv)
     except (flags.Error, AttributeError, KeyError, ValueError, TypeError, OSError) as error:
-        message = str(error).strip("'\"").replace("\\n", " ").replace("\\'", "'")
+        message = _without_config_traceback(str(error))
+        message = message.strip("'\"").replace("\\n", " ").replace("\\'", "'")
         sys.exit(f"error: bad command line: {message}\nRun `{argv[0]} --helpshort` for the flags.")
 
 

@@ -65,6 +65,23 @@ def test_a_config_file_that_does_not_exist_is_one_line(tmp_path):
     assert "Traceback" not in completed.stderr
 
 
+def test_an_error_of_a_configs_get_config_is_its_one_line(tmp_path):
+    """A config's refusal of its argument (``--config=FILE:argument``), and an argument given
+    to a get_config() that takes none: the error's own text, not ml_collections' traceback."""
+    (tmp_path / "named.py").write_text(
+        "def get_config(name='a'):\n    raise ValueError(f'there is no config {name!r}: use a')\n"
+    )
+    for config, message in [
+        (f"{tmp_path}/named.py:b", "there is no config 'b': use a"),
+        ("configs/tiny.py:b", "get_config() takes 0 positional arguments but 1 was given"),
+    ]:
+        completed = run_in_process("train.py", f"--config={config}", f"--workdir={tmp_path}/w")
+        assert completed.returncode == 1
+        first, *rest = completed.stderr.splitlines()
+        assert first == f"error: bad command line: flag --config={config}: {message}"
+        assert len(rest) == 1 and rest[0].endswith("train.py --helpshort` for the flags.")
+
+
 def test_a_config_file_that_cannot_give_a_config_is_one_line_naming_it(tmp_path):
     tiny_file = REPO_ROOT / "configs" / "tiny.py"
     assert config_file_problem(str(tiny_file)) is None

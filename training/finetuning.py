@@ -61,7 +61,9 @@ class StartFrom:
 
     def check(self, config: ml_collections.ConfigDict) -> None:
         """A ConfigError naming each tokenizer or model setting of ``config`` that differs from
-        the starting run's (its ``config.json``)."""
+        the starting run's (its ``config.json``), or saying that run or its checkpoint is not
+        there: before any data or model work."""
+        self._check_there(config.train.init_from)
         source = load_config(self.workdir)
         keys = [f"tokenizer.{key}" for key in _TOKENIZER_KEYS]
         keys += [f"model.{key}" for key in sorted(model_keys()) if "dropout" not in key]
@@ -89,6 +91,27 @@ class StartFrom:
                 f"latest checkpoint, but its {self.which} checkpoint holds weights only: set "
                 f"config.train.init_from={self.workdir}:latest."
             )
+
+    def _check_there(self, init_from: str) -> None:
+        """A ConfigError unless the starting run and its checkpoint exist."""
+        try:
+            load_config(self.workdir)
+            checkpoint_path(self.workdir, self.which)
+            return
+        except FileNotFoundError as error:
+            if "config.json" in str(error):
+                problem = "is not a training work directory (no config.json): train it first"
+            elif self.which == "averaged":
+                problem = (
+                    "has no averaged checkpoint: write it first (python average_checkpoints.py "
+                    f"--workdir={self.workdir} --last=5)"
+                )
+            else:
+                problem = "has no checkpoint yet: train it first"
+        raise ConfigError(
+            f"config.train.init_from = {init_from!r}, but {self.workdir} {problem}, or point "
+            "config.train.init_from at another run (WORKDIR[:best|latest|averaged])."
+        )
 
     def copy_tokenizer(self, path: str) -> None:
         """The starting run's SentencePiece model, copied to ``path`` unless one is there."""

@@ -73,6 +73,30 @@ def test_settings_that_differ_from_the_starting_run_are_one_line(
     assert "\n" not in str(raised.value)
 
 
+def test_a_starting_run_or_checkpoint_that_is_not_there_is_one_line(
+    tiny_run, small_corpus, tmp_path
+):
+    untrained = tmp_path / "untrained"  # a run's config.json, no checkpoint yet
+    untrained.mkdir()
+    shutil.copy(Path(tiny_run[0], "config.json"), untrained)
+    cases = {
+        f"{tmp_path}/nowhere": "is not a training work directory (no config.json): train it first",
+        f"{untrained}:latest": "has no checkpoint yet: train it first",
+        f"{untrained}:averaged": "has no averaged checkpoint: write it first (python average_check"
+        f"points.py --workdir={untrained} --last=5)",
+    }
+    for init_from, problem in cases.items():
+        config = finetuning_config(small_corpus, tiny_run[0])
+        config.train.init_from = init_from
+        with pytest.raises(ConfigError) as raised:
+            StartFrom.parse(init_from).check(config)
+        workdir = init_from.split(":")[0]
+        assert str(raised.value) == (
+            f"config.train.init_from = {init_from!r}, but {workdir} {problem}, or point "
+            "config.train.init_from at another run (WORKDIR[:best|latest|averaged])."
+        )
+
+
 def test_a_multilingual_model_fine_tuned_on_one_direction_still_reads_its_tag(
     tiny_multilingual_run, small_corpus, tmp_path
 ):

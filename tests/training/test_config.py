@@ -28,6 +28,25 @@ def test_shipped_configs_are_valid(name):
     validate(importlib.import_module(f"configs.{name}").get_config())
 
 
+def test_the_finetuned_config_starts_from_the_multilingual_config(tmp_path):
+    """configs/multi30k_finetuned.py's model and tokenizer are the multilingual run's (a
+    difference would stop the run at start-up: training/finetuning.py); a direction it has no
+    measured recipe for is refused."""
+    from configs import multi30k_finetuned, multi30k_multilingual
+    from training.finetuning import StartFrom
+
+    (tmp_path / "config.json").write_text(multi30k_multilingual.get_config().to_json())
+    (tmp_path / "averaged").mkdir()  # an averaged checkpoint's files, as the check sees them
+    (tmp_path / "averaged" / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
+    (tmp_path / "averaged" / "ckpt-1.index").touch()
+    config = multi30k_finetuned.get_config("de-en")
+    validate(config)
+    StartFrom(str(tmp_path), "averaged").check(config)
+    assert config.data.name == "multi30k/de-en"
+    with pytest.raises(ValueError, match="fine-tunes de-en, not 'fr-en': pass --config=config"):
+        multi30k_finetuned.get_config("fr-en")
+
+
 def test_a_misspelt_key_in_a_config_is_an_error_naming_it():
     config = tiny.get_config()
     with pytest.raises(AttributeError, match="num_layrs"):

@@ -103,7 +103,8 @@ def _without_config_traceback(message: str) -> str:
     flag, marker, trace = message.partition("Error whilst parsing config file:")
     if not marker or not trace.strip():
         return message
-    return flag + trace.strip().splitlines()[-1].partition(": ")[2]
+    error_type, _, error_text = trace.strip().splitlines()[-1].partition(": ")
+    return flag + (error_text or error_type)
 
 
 def _parse_flags(argv: list[str]) -> list[str]:

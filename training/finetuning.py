@@ -63,8 +63,7 @@ class StartFrom:
         """A ConfigError naming each tokenizer or model setting of ``config`` that differs from
         the starting run's (its ``config.json``), or saying that run or its checkpoint is not
         there: before any data or model work."""
-        self._check_there(config.train.init_from)
-        source = load_config(self.workdir)
+        source = self._source_config(config.train.init_from)
         keys = [f"tokenizer.{key}" for key in _TOKENIZER_KEYS]
         keys += [f"model.{key}" for key in sorted(model_keys()) if "dropout" not in key]
         differences = [
@@ -92,22 +91,24 @@ class StartFrom:
                 f"config.train.init_from={self.workdir}:latest."
             )
 
-    def _check_there(self, init_from: str) -> None:
-        """A ConfigError unless the starting run and its checkpoint exist."""
+    def _source_config(self, init_from: str) -> ml_collections.ConfigDict:
+        """The starting run's config; a ConfigError when that run or its checkpoint is not
+        there."""
         try:
-            load_config(self.workdir)
-            checkpoint_path(self.workdir, self.which)
-            return
-        except FileNotFoundError as error:
-            if "config.json" in str(error):
-                problem = "is not a training work directory (no config.json): train it first"
-            elif self.which == "averaged":
+            source = load_config(self.workdir)
+        except FileNotFoundError:
+            problem = "is not a training work directory (no config.json): train it first"
+        else:
+            try:
+                checkpoint_path(self.workdir, self.which)
+                return source
+            except FileNotFoundError:
                 problem = (
                     "has no averaged checkpoint: write it first (python average_checkpoints.py "
                     f"--workdir={self.workdir} --last=5)"
+                    if self.which == "averaged"
+                    else "has no checkpoint yet: train it first"
                 )
-            else:
-                problem = "has no checkpoint yet: train it first"
         raise ConfigError(
             f"config.train.init_from = {init_from!r}, but {self.workdir} {problem}, or point "
             "config.train.init_from at another run (WORKDIR[:best|latest|averaged])."

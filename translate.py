@@ -56,7 +56,13 @@ from cli.translation_output import (
 from common.files import atomic_write_text
 from common.glossary import Glossary
 from common.language_tags import UnknownLanguageError, check_language
-from common.translation import RequestError, Terms, TranslationRequest, Translator
+from common.translation import (
+    RequestError,
+    Terms,
+    TranslationRequest,
+    Translator,
+    truncation_warnings,
+)
 
 _RUNTIME = define_runtime_flags()
 _SAMPLING = define_sampling_flags()
@@ -164,7 +170,7 @@ def interactive(translator: Translator, request: TranslationRequest) -> None:
             if translator.languages and line.strip().startswith(SWITCH_LANGUAGE):
                 request = switch_language(line, request, translator.languages)
                 continue
-            for warning in translator.truncation_warnings([line], request):
+            for warning in truncation_warnings(translator, [line], request):
                 print(warning, file=sys.stderr)
             if _DOCUMENT.value:
                 print(document_translation(translator, line, request), flush=True)
@@ -426,7 +432,7 @@ def translate_file(translator: Translator, request: TranslationRequest) -> None:
         if per_line_terms():
             terms = terms_of_lines(columns[-1], first_line)
             request_of_window = dataclasses.replace(request_of_window, terms=terms)
-        for warning in translator.truncation_warnings(sentences, request_of_window, first_line):
+        for warning in truncation_warnings(translator, sentences, request_of_window, first_line):
             tqdm.write(warning, file=sys.stderr)
         if _PLOT_ATTENTION.value and first_line == 1:
             from inference.attention_plot import plot_cross_attention

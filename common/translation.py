@@ -338,7 +338,7 @@ class Translator(Protocol):
 
     Example:
         >>> def translate_file(translator: Translator, lines: list[str]) -> list[str]:
-        ...     for warning in translator.truncation_warnings(lines):
+        ...     for warning in truncation_warnings(translator, lines):
         ...         print(warning)
         ...     return translator.translate(lines)
     """
@@ -410,17 +410,6 @@ class Translator(Protocol):
     ) -> list[int]:
         """Each sentence's token count (without EOS) as the model reads it for ``request`` (a
         multilingual model's with its tag); over ``max_source_length - 1``, it is truncated."""
-        ...
-
-    def truncation_warnings(
-        self,
-        sentences: Sequence[str],
-        request: TranslationRequest = TranslationRequest(),
-        first_number: int = 1,
-    ) -> list[str]:
-        """One line for each sentence longer than the model reads (it is truncated), counted
-        as the model reads it for ``request`` (a multilingual model's with its tag); the
-        sentences are numbered from ``first_number`` (their line in a larger file)."""
         ...
 
 
@@ -535,19 +524,24 @@ def scored_targets(
 
 
 def truncation_warnings(
-    source_lengths: Sequence[int], max_source_length: int, first_number: int = 1
+    translator: Translator,
+    sentences: Sequence[str],
+    request: TranslationRequest = TranslationRequest(),
+    first_number: int = 1,
 ) -> list[str]:
-    """Warnings for the sentences whose token count (without EOS) exceeds what is translated,
-    numbered from ``first_number``.
+    """One line for each of ``sentences`` longer than ``translator``'s model reads (the rest is
+    truncated), its tokens counted as the model reads it for ``request`` (a multilingual
+    model's with its tag: :meth:`Translator.source_lengths`); the sentences are numbered from
+    ``first_number`` (their line in a larger file).
 
     Example:
-        >>> truncation_warnings([3, 70], max_source_length=64)
+        >>> truncation_warnings(translator, ["Ja.", "Hund " * 70])  # max_source_length 64
         ['warning: sentence 2 has 70 tokens; only the first 63 are translated.']
     """
-    limit = max_source_length - 1
+    limit = translator.max_source_length - 1
     return [
         f"warning: sentence {number} has {length} tokens; only the first {limit} are translated."
-        for number, length in enumerate(source_lengths, first_number)
+        for number, length in enumerate(translator.source_lengths(sentences, request), first_number)
         if length > limit
     ]
 

@@ -30,7 +30,6 @@ from common.translation import (
     scored_targets,
     sentence_seeds,
     translate_in_batches,
-    truncation_warnings,
 )
 from data_pipeline.tagging import defuse_in_graph, tag_in_graph
 from decoding.alignment import alignment_attention, cross_attention_weights
@@ -282,15 +281,6 @@ class ModelTranslator(tf.Module):
         if not sentences:
             return []
         return self.source_token_counts(*request_columns(sentences, language)).numpy().tolist()
-
-    def truncation_warnings(
-        self,
-        sentences: Sequence[str],
-        request: TranslationRequest = TranslationRequest(),
-        first_number: int = 1,
-    ) -> list[str]:
-        lengths = self.source_lengths(sentences, request)
-        return truncation_warnings(lengths, self.max_source_length, first_number)
 
     @tf.function(input_signature=INPUT_SIGNATURE, autograph=False)
     def translate_batch(self, text: tf.Tensor, target_lang: tf.Tensor) -> tf.Tensor:

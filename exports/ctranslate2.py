@@ -58,7 +58,6 @@ from common.translation import (
     check_pairs,
     pairs_in_batches,
     translate_in_batches,
-    truncation_warnings,
 )
 from exports.contract import (
     CTRANSLATE2_VMAP_FILE,
@@ -148,15 +147,6 @@ class CTranslate2Translator:
     @property
     def beam_size(self) -> int:
         return self.options.beam_size
-
-    def truncation_warnings(
-        self,
-        sentences: Sequence[str],
-        request: TranslationRequest = TranslationRequest(),
-        first_number: int = 1,
-    ) -> list[str]:
-        lengths = self.source_lengths(sentences, request)
-        return truncation_warnings(lengths, self.max_source_length, first_number)
 
     def source_lengths(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()

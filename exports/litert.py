@@ -38,7 +38,6 @@ from common.translation import (
     RequestError,
     TranslationRequest,
     translate_in_batches,
-    truncation_warnings,
 )
 from exports.contract import (
     LITERT_MODEL_FILE,
@@ -169,15 +168,6 @@ class LiteRTTranslator:
         progress: bool = True,
     ) -> list[Alignment]:
         raise RequestError(f"Word alignments: {_ELSEWHERE}")
-
-    def truncation_warnings(
-        self,
-        sentences: Sequence[str],
-        request: TranslationRequest = TranslationRequest(),
-        first_number: int = 1,
-    ) -> list[str]:
-        lengths = self.source_lengths(sentences, request)
-        return truncation_warnings(lengths, self.max_source_length, first_number)
 
     def source_lengths(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()

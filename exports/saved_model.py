@@ -31,7 +31,6 @@ from common.translation import (
     pairs_in_batches,
     scored_targets,
     translate_in_batches,
-    truncation_warnings,
 )
 from exports.contract import (
     ADDED_IN,
@@ -229,15 +228,6 @@ class SavedModelTranslator:
                 "version): export it again with export.py."
             )
         return self.loaded.signatures[name]
-
-    def truncation_warnings(
-        self,
-        sentences: Sequence[str],
-        request: TranslationRequest = TranslationRequest(),
-        first_number: int = 1,
-    ) -> list[str]:
-        lengths = self.source_lengths(sentences, request)
-        return truncation_warnings(lengths, self.max_source_length, first_number)
 
     def source_lengths(
         self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()

@@ -27,10 +27,25 @@ def test_batches_hold_sentences_of_similar_length_and_translations_keep_the_inpu
     assert translate_in_batches(translate_rows, [], progress=False) == []
 
 
-def test_truncation_warnings_name_the_sentences_over_the_limit():
-    assert truncation_warnings([5, 6, 4], max_source_length=6) == [
+class WordCounter:
+    """A model that reads ``max_source_length`` tokens (EOS included), a word a token, and a
+    tag before each sentence of a request with a target language."""
+
+    max_source_length = 6
+
+    def source_lengths(self, sentences, request=TranslationRequest()):
+        return [len(s.split()) + (request.target_lang is not None) for s in sentences]
+
+
+def test_truncation_warnings_name_the_sentences_over_the_limit_as_the_model_reads_them():
+    sentences = ["a b c d e", "a b c d e f", "a b c d"]
+    assert truncation_warnings(WordCounter(), sentences) == [
         "warning: sentence 2 has 6 tokens; only the first 5 are translated."
     ]
-    assert truncation_warnings([5, 6, 4], max_source_length=6, first_number=2001) == [
+    assert truncation_warnings(WordCounter(), sentences, first_number=2001) == [
         "warning: sentence 2002 has 6 tokens; only the first 5 are translated."
+    ]
+    assert truncation_warnings(WordCounter(), sentences, TranslationRequest("de")) == [
+        "warning: sentence 1 has 6 tokens; only the first 5 are translated.",
+        "warning: sentence 2 has 7 tokens; only the first 5 are translated.",
     ]

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from common.translation import truncation_warnings
 from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator, pad_to_buckets, request_columns
 from inference.loading import load_model
@@ -58,10 +59,10 @@ def test_truncation_warnings_name_each_sentence_longer_than_the_model_reads(tiny
     model, tokenizer, _ = load_model(workdir, "latest")
     translator = ModelTranslator(model, tokenizer, max_source_length=6)
     long_sentence = "Zwei Männer stehen auf einer Straße und reden."
-    warnings = translator.truncation_warnings(["Ja", long_sentence, ""])
+    warnings = truncation_warnings(translator, ["Ja", long_sentence, ""])
     assert len(warnings) == 1 and warnings[0].startswith("warning: sentence 2 has ")
     assert warnings[0].endswith("tokens; only the first 5 are translated.")
-    assert translator.truncation_warnings([]) == []
+    assert truncation_warnings(translator, []) == []
 
 
 def test_cross_attention_returns_the_translation_its_pieces_and_one_map_per_head(tiny_run):

@@ -50,11 +50,6 @@ class Oracle:
             for row, text in enumerate(translations)
         ]
 
-    def truncation_warnings(
-        self, sentences: Sequence[str], request: TranslationRequest = TranslationRequest()
-    ) -> list[str]:
-        return []
-
 
 def test_multi30k_gets_the_papers_bleu_in_the_data_sets_order(tfds_dir, multi30k_dir, tmp_path):
     ds = dp.load_translation_splits(

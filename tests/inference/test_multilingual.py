@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from common.language_tags import UnknownLanguageError, tagged
-from common.translation import TranslationRequest
+from common.translation import TranslationRequest, truncation_warnings
 from data_pipeline import Tokenizer
 from decoding.options import SearchOptions
 from decoding.search import decode
@@ -235,7 +235,7 @@ def test_a_sentence_its_tag_makes_too_long_is_warned_about(workdir, translator):
         for sentence in ("Hund " * count for count in range(1, 100))
         if len(translator.tokenizer.tokenize(tf.constant([sentence]))[0])
         < translator.max_source_length
-        and translator.truncation_warnings([sentence], TranslationRequest("de"))
+        and truncation_warnings(translator, [sentence], TranslationRequest("de"))
     ]
     assert fits_untagged
     completed = run_in_process(

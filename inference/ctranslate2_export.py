@@ -310,7 +310,7 @@ def export_with_length_penalty(
         return CTranslate2Export(path, length_penalty, {})
     config = load_config(workdir)
     sources, references, target_langs = _validation_sample(
-        data_spec(config), config.data.validation_split
+        data_spec(config), config.data.validation_split, translator.languages
     )
     path = export_ctranslate2(translator, output_dir, quantization)
     best, scores = choose_length_penalty(
@@ -320,15 +320,19 @@ def export_with_length_penalty(
     return CTranslate2Export(path, best, scores, config.data.validation_split)
 
 
-def _validation_sample(data: DataSpec, split: str) -> tuple[list[str], list[str], list[str | None]]:
+def _validation_sample(
+    data: DataSpec, split: str, languages: Sequence[str]
+) -> tuple[list[str], list[str], list[str | None]]:
     """``(sources, references, target languages)``: the directions' ``split`` one after another
-    (those that have it), every n-th pair of that (n: the number of directions); the target
-    language None for a model of one pair."""
+    (those that have it), every n-th pair of that (n: the number of directions); each into its
+    direction's target language for a model of several (``languages``: a multilingual model,
+    or one fine-tuned from it on one direction), None for a model of one."""
     sources, references, target_langs = [], [], []
     for corpus in data.corpora_with(split):
         direction_sources, direction_references = read_split(corpus, split, data.data_dir)
         sources += direction_sources
         references += direction_references
-        target_langs += [data.tag_language(corpus.direction) or None] * len(direction_sources)
+        target_lang = corpus.direction.target if languages else None
+        target_langs += [target_lang] * len(direction_sources)
     stride = len(data.corpora)
     return sources[::stride], references[::stride], target_langs[::stride]

@@ -4,6 +4,8 @@ into a chosen language through the Python API, a SavedModel, CTranslate2 and the
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 from pathlib import Path
 
 import ctranslate2
@@ -19,6 +21,7 @@ from decoding.search import decode
 from decoding.translator import encode_sources
 from exports.ctranslate2 import CTranslate2Translator
 from exports.saved_model import SavedModelTranslator
+from inference.ctranslate2_export import export_with_length_penalty
 from inference.loading import load_translator
 from rundir.checkpoints import restore_model
 from rundir.model import build_workdir_model
@@ -187,6 +190,25 @@ def test_ctranslate2_reads_the_tagged_source_as_our_model_does(
     assert sum(a == b for a, b in zip(ours, theirs, strict=True)) >= 2
     with pytest.raises(UnknownLanguageError, match="'cs'"):
         exported.translate(SENTENCES, TranslationRequest("cs"))
+
+
+def test_a_model_fine_tuned_on_one_direction_exports_to_ctranslate2(
+    workdir, small_corpus, tmp_path
+):
+    """A multilingual model fine-tuned on one direction (configs/multi30k_finetuned.py: its
+    config names one direction, its vocabulary has the tags): CTranslate2's length penalty is
+    chosen on that direction's validation pairs, each translated into its target language."""
+    finetuned = tmp_path / "finetuned"
+    shutil.copytree(workdir, finetuned, ignore=shutil.ignore_patterns("eval", "tensorboard"))
+    config = json.loads((finetuned / "config.json").read_text())
+    config["data"]["name"] = f"text:{small_corpus}:de-en"
+    (finetuned / "config.json").write_text(json.dumps(config))
+    translator = load_translator(str(finetuned), "latest", beam_size=2, jit_compile=False)[0]
+    export = export_with_length_penalty(
+        translator, str(finetuned), str(tmp_path / "ct2"), progress=False
+    )
+    assert len(export.scores) == 7 and export.length_penalty in export.scores
+    assert CTranslate2Translator(export.path).languages == LANGUAGES
 
 
 def tokenizer_id(tokenizer: Tokenizer, piece: str) -> int:

@@ -398,6 +398,17 @@ def tensorboard_scalars(workdir: str, tag: str) -> list[float]:
     return [values[step] for step in sorted(values)]
 
 
+def wait_until_training(process: subprocess.Popen, workdir: str) -> None:
+    """Until the first summary (at step ``train.log_every``) is written, inside the
+    training loop."""
+    deadline = time.time() + 240
+    tensorboard = Path(workdir, "tensorboard")
+    while process.poll() is None and time.time() < deadline:
+        if any(event.stat().st_size > 200 for event in tensorboard.glob("events.out.tfevents.*")):
+            return
+        time.sleep(0.05)
+
+
 def start_two_workers(workdir: str, small_corpus: str, *overrides: str) -> list[subprocess.Popen]:
     """Two train.py processes of one multi-worker run (worker 0 the chief)."""
     workers = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
@@ -418,30 +429,35 @@ def start_two_workers(workdir: str, small_corpus: str, *overrides: str) -> list[
     return processes
 
 
-def test_multi_worker_trains_like_one_device_on_both_workers_batches(
+def test_two_workers_train_as_one_device_and_sigterm_to_one_stops_both_after_the_same_step(
     small_corpus, tiny_tokenizer, tmp_path
 ):
     """Two train.py processes, each reading its own shard of the batches (worker i: batches i,
-    i + 2, ...): each step's loss and the final weights are those of one device training on
-    both workers' batches of that step as one batch."""
-    steps = 4
+    i + 2, ...), until the non-chief gets SIGTERM: both stop after the same step and save it,
+    and each step's loss and the saved weights are those of one device training on both
+    workers' batches of that step as one batch."""
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     processes = start_two_workers(
         workdir,
         small_corpus,
-        f"--config.train.steps={steps}",
-        "--config.train.checkpoint_every=2",
-        "--config.train.log_every=1",
+        "--config.train.steps=100000",
+        "--config.train.checkpoint_every=100000",  # the only checkpoint: what the signal saves
         "--config.train.eval_every=0",
+        "--config.train.log_every=1",
     )
+    wait_until_training(processes[0], workdir)
+    processes[1].send_signal(signal.SIGTERM)  # not the chief: the stop reaches both
     try:
-        outputs = [process.communicate(timeout=300)[0] for process in processes]
+        outputs = [process.communicate(timeout=120)[0] for process in processes]
     finally:
         for process in processes:
             process.kill()  # (nothing once it has ended)
-    for process, output in zip(processes, outputs, strict=True):
-        assert process.returncode == 0, output
-    assert latest_step(workdir) == steps
+    steps = latest_step(workdir)
+    assert steps >= 1
+    for index, (process, output) in enumerate(zip(processes, outputs, strict=True)):
+        assert process.returncode == 143 and "Traceback" not in output, output
+        assert f"Terminated (SIGTERM): saved step {steps};" in output
+        assert Path(workdir, "checkpoints", f"data-worker{index}-{steps}.index").exists()
     assert not list(Path(workdir).glob(".worker-*")), "worker scratch copies are removed"
 
     config = tiny_config(small_corpus, steps=steps, log_every=1, eval_every=0)
@@ -591,16 +607,6 @@ UNTIL_SAVED = (  # no checkpoint falls due: the only one is what the signal save
 )
 
 
-def wait_until_training(process: subprocess.Popen, workdir: str) -> None:
-    """Until the first summary (step 5) is written, inside the training loop."""
-    deadline = time.time() + 240
-    tensorboard = Path(workdir, "tensorboard")
-    while process.poll() is None and time.time() < deadline:
-        if any(event.stat().st_size > 200 for event in tensorboard.glob("events.out.tfevents.*")):
-            return
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize(
     ("stop", "status", "line"),
     [
@@ -627,26 +633,6 @@ def test_a_stop_signal_saves_the_step_reached_and_a_rerun_resumes_from_it(
     config = tiny_config(small_corpus, steps=saved + 2, checkpoint_every=100000, eval_every=0)
     capsys.readouterr()
     assert trainer.train(config, workdir).step == saved + 2
-
-
-def test_sigterm_to_one_worker_stops_every_worker_after_the_same_step_and_saves_it(
-    small_corpus, tiny_tokenizer, tmp_path
-):
-    workdir = new_workdir(tmp_path, tiny_tokenizer)
-    processes = start_two_workers(workdir, small_corpus, *UNTIL_SAVED)
-    wait_until_training(processes[0], workdir)
-    processes[1].send_signal(signal.SIGTERM)  # not the chief: the stop reaches both
-    try:
-        outputs = [process.communicate(timeout=120)[0] for process in processes]
-    finally:
-        for process in processes:
-            process.kill()  # (nothing once it has ended)
-    saved = latest_step(workdir)
-    for index, (process, output) in enumerate(zip(processes, outputs, strict=True)):
-        assert process.returncode == 143 and "Traceback" not in output, output
-        assert f"Terminated (SIGTERM): saved step {saved};" in output
-        assert Path(workdir, "checkpoints", f"data-worker{index}-{saved}.index").exists()
-    assert saved >= 5
 
 
 @pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])

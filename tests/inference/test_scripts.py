@@ -465,7 +465,7 @@ def test_evaluate_with_an_ensemble_scores_the_ensembles_translations(
     workdir, tiny_run_at_its_first_checkpoint
 ):
     earlier = tiny_run_at_its_first_checkpoint
-    completed = run_script("evaluate.py", f"--workdir={earlier}", f"--ensemble={workdir}")
+    completed = run_in_process("evaluate.py", f"--workdir={earlier}", f"--ensemble={workdir}")
     assert completed.returncode == 0, completed.stderr
     ensemble, _ = load_translator(earlier, ensemble=[workdir])
     checkpoints = [

@@ -18,11 +18,20 @@ import re
 import sys
 import threading
 
-# A C++ log line of TensorFlow/absl: "I0000 00:00:1795737656.179784   15546 port.cc:153] ..." or
+# A log line of absl: "I0000 00:00:1795737656.179784   15546 port.cc:153] ..." (TensorFlow's C++)
+# or "W1206 18:12:02.734034 1404797 checkpointing.py:179] ..." (Python's), or of TensorFlow's C++:
 # "2025-09-17 14:44:05.157831: I external/.../cudart_stub.cc:32] ...".
 _LOG_LINE = re.compile(
-    rb"^(?:(?P<absl>[IWEF])\d{4} [\d:.]+ +\d+ \S+:\d+\]"
+    rb"^(?:(?P<absl>[IWEF])\d{4} [\d:.]+ +\d+ (?P<file>\S+):\d+\]"
     rb"|\d{4}-\d\d-\d\d [\d:.]+: (?P<tsl>[IWEF]) \S+:\d+\])"
+)
+# This repository's modules and scripts, by file name: the warnings they log are shown.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_OWN_FILES = frozenset(
+    name.encode()
+    for directory in (_ROOT, *(entry.path for entry in os.scandir(_ROOT) if entry.is_dir()))
+    for name in os.listdir(directory)
+    if name.endswith(".py")
 )
 # SentencePiece's C++ informational lines: "normalizer.cc(51) LOG(INFO) precompiled_charsmap ...".
 _SENTENCEPIECE_INFO = re.compile(rb"^\w+\.cc\(\d+\) LOG\(INFO\) ")
@@ -56,6 +65,8 @@ def is_noise(line: bytes) -> bool:
         False
     """
     match = _LOG_LINE.match(line)
+    if match and match["absl"] == b"W" and match["file"] in _OWN_FILES:
+        return False
     if match and (match["absl"] or match["tsl"]) in (b"I", b"W"):
         return True
     if _SENTENCEPIECE_INFO.match(line):
@@ -103,6 +114,5 @@ def install_when_run_as_script() -> None:
     """:func:`install`, when the program is one of the repository's scripts (``train.py``, ...),
     not pytest or an interpreter that imports ``cli``."""
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if main_file and os.path.dirname(os.path.abspath(main_file)) == root:
+    if main_file and os.path.dirname(os.path.abspath(main_file)) == _ROOT:
         install()

@@ -16,6 +16,8 @@ from tests.script_runner import REPO_ROOT
         b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
         b"I0000 00:00:1795737656.179784   15546 port.cc:153] oneDNN custom operations are on.",
         b"W0000 00:00:1795737656.2   15546 cpu_feature_guard.cc:227] This TensorFlow binary",
+        b"W1206 18:12:02.734034 140479725071232 deprecation.py:50] From a TensorFlow module",
+        b"I1206 18:12:02.734135 140479725071232 batching.py:237] make_batches: filtered 0 of",
         b"E0000 00:00:1795737658.6 15546 cuda_platform.cc:52] failed call to cuInit: INTERNAL: "
         b"CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)",
         b"E0000 00:00:1795.1 15 util.cc:131] oneDNN supports DT_INT64 only on platforms with "
@@ -45,6 +47,8 @@ def test_tensorflow_start_up_lines_are_noise(line):
         b"F0000 00:00:1795737658.6 15546 logging.cc:52] Check failed: ok",
         b"Traceback (most recent call last):",
         b"warning: sentence 2 has 70 tokens; only the first 63 are translated.",
+        # A warning of one of our modules, as absl's Python logging writes it in a script:
+        b"W1206 18:12:02.734034 140479725071232 checkpointing.py:179] The data settings changed",
         b"Custom ops: RaggedGather, TFText>FastSentencepieceTokenize",  # one that is refused
     ],
 )

@@ -14,9 +14,6 @@ import data_pipeline
 from common import language_tags
 from common.storage import writing
 
-_UNTUNED = tf.data.Options()
-_UNTUNED.autotune.enabled = False
-
 
 def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
     """The settings a saved position of the training batches depends on.
@@ -40,10 +37,9 @@ def data_settings(config: ml_collections.ConfigDict, num_workers: int) -> dict:
         "data.extra_train_data": config.data.extra_train_data,
         "train.seed": config.train.seed,
         "workers": num_workers,
-        # The pipeline's version: 2 reads TFDS splits from disk on every pass (2026-12-06), 3
-        # is untuned (training_batches, 2026-12-06); a position saved by an earlier version
-        # does not restore into it.
-        "pipeline": 3,
+        # The pipeline's version: 2 reads TFDS splits from disk on every pass (2026-12-06);
+        # a position saved by version 1 (unversioned) does not restore into it.
+        "pipeline": 2,
     }
 
 
@@ -107,21 +103,15 @@ def training_batches(
     pairs: tf.data.Dataset,
     tokenizer: data_pipeline.Tokenizer,
 ) -> tf.data.Dataset:
-    """The endless, shuffled training batches of ``config`` (before sharding over workers),
-    without tf.data's autotuning.
+    """The endless, shuffled training batches of ``config`` (before sharding over workers).
 
-    The trainer reads them inside its compiled step. Autotuned, such an iterator's tuning thread
-    (TF 2.21) does not wake when the iterator is deleted: the deletion waits out the thread's
-    sleep, which grows to tens of seconds in a long run, so a run that ended in a process (a
-    notebook, a test) stalled whatever ran next. Untuned, they trained as fast
-    (docs/PERFORMANCE.md). With ``tokenizer.sampling_alpha`` > 0 every epoch samples new
-    segmentations of both sides.
+    With ``tokenizer.sampling_alpha`` > 0 every epoch samples new segmentations of both sides.
 
     Example:
         >>> batches = training_batches(config, pairs["train"], tokenizer)  # doctest: +SKIP
     """
     alpha = config.tokenizer.sampling_alpha
-    batches = data_pipeline.make_batches(
+    return data_pipeline.make_batches(
         pairs,
         tokenizer.sampling(alpha) if alpha else tokenizer,
         max_length=config.data.max_length,
@@ -131,4 +121,3 @@ def training_batches(
         repeat=True,
         shuffle_buffer=config.data.shuffle_buffer,
     )
-    return batches.with_options(_UNTUNED)

@@ -53,6 +53,14 @@ from training.validation import Validator
 
 __all__ = ["TrainResult", "Trainer", "TrainingError", "train"]
 
+# The training iterator is read inside the compiled step. Autotuned, such an iterator's tuning
+# thread (TF 2.21) does not wake when the iterator is deleted: the deletion waits out the
+# thread's sleep, which grows to tens of seconds in a long run, so a run that ended in a process
+# (a notebook, a test) stalled whatever ran next. Untuned, it trained as fast
+# (docs/PERFORMANCE.md).
+UNTUNED = tf.data.Options()
+UNTUNED.autotune.enabled = False
+
 
 @dataclasses.dataclass
 class TrainResult:
@@ -116,7 +124,8 @@ class Trainer:
         # Each worker reads its own share of the batches through a plain iterator, which (unlike
         # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
         worker, num_workers = distribute.worker_index_and_count(self.strategy)
-        self.iterator = iter(self._load_data().shard(num_workers, worker))
+        self.batches = self._load_data().shard(num_workers, worker).with_options(UNTUNED)
+        self.iterator = iter(self.batches)
         with self.strategy.scope():
             self.model = self._new_model()
             self.optimizer = build_optimizer(config)
@@ -128,7 +137,9 @@ class Trainer:
             self.optimizer,
             DataPosition(
                 self.iterator,
-                self._data_settings(num_workers),
+                # A position saved by an autotuned iterator (before 2026-12-06) does not restore
+                # into an untuned one: such a run restarts its data.
+                {**self._data_settings(num_workers), "autotune": False},
                 worker,
                 dropout_seeds(self.model),
             ),

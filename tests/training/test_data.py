@@ -60,14 +60,3 @@ def test_a_saved_position_holds_the_shuffle_buffer_not_the_pairs_read(tiny_run, 
     prefix = Path(tf.train.Checkpoint(iterator=iterator).write(str(tmp_path / "position")))
     size = sum(path.stat().st_size for path in prefix.parent.glob(f"{prefix.name}.*"))
     assert size < 4_000_000, size
-
-
-def test_the_training_batches_are_not_autotuned(tiny_run, tfds_dir):
-    """The trainer reads them in its compiled step: autotuned, a deleted iterator waited for
-    tf.data's tuning thread, and a run ended in a process stalled what came next (40-140 s in
-    the test suite)."""
-    config = tiny.get_config()
-    config.data.data_dir = tfds_dir
-    pairs, _ = data_pipeline.load_training_split(data_spec(config), config.data.train_split)
-    tokenizer = data_pipeline.Tokenizer.from_file(f"{tiny_run[0]}/spm.model")
-    assert training_batches(config, pairs, tokenizer).options().autotune.enabled is False

@@ -655,3 +655,13 @@ def test_a_mixed_precision_step_has_a_finite_loss_and_moves_the_weights(
     ]
     # (a loss-scaled step that overflowed would have been skipped: no variable would move)
     assert all(moved), f"{moved.count(False)} of {len(moved)} variables did not move"
+
+
+def test_the_training_batches_are_not_autotuned(small_corpus, tiny_tokenizer, tmp_path):
+    # The step reads them in a compiled function: autotuned, a deleted iterator waited for
+    # tf.data's tuning thread, and a run ended in a process stalled what came next (40-140 s
+    # in the test suite). A position saved autotuned restarts the data (it does not restore).
+    config = tiny_config(small_corpus, eval_every=0)
+    run = trainer.Trainer(config, new_workdir(tmp_path, tiny_tokenizer))
+    assert run.batches.options().autotune.enabled is False
+    assert run.checkpoints.data_position.settings["autotune"] is False

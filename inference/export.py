@@ -52,6 +52,11 @@ from exports.contract import (
 )
 from inference.classifier import Classifier
 
+# The signatures translate and classify; nothing differentiates them. Saving the gradients of
+# the custom-gradient functions the model's graph holds would trace each of them (2 of the 13 s
+# of the tiny model's export, docs/PERFORMANCE.md).
+_SAVE_OPTIONS = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+
 
 def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     """Writes ``translator`` as a SavedModel to ``output_dir`` atomically.
@@ -92,7 +97,7 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
         signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
     with atomic_directory(output_dir) as staging:
-        tf.saved_model.save(export, staging, signatures=signatures)
+        tf.saved_model.save(export, staging, signatures=signatures, options=_SAVE_OPTIONS)
     return os.path.abspath(output_dir)
 
 
@@ -132,11 +137,13 @@ def _signature(
     if translator.languages:
         target_lang = tf.TensorSpec([None], tf.string, name=TARGET_LANG)
         function = tf.function(
-            lambda text, target_lang, *more: outputs(translator, text, target_lang, *more)
+            lambda text, target_lang, *more: outputs(translator, text, target_lang, *more),
+            autograph=False,
         )
         return function.get_concrete_function(text, target_lang, *more)
     function = tf.function(
-        lambda text, *more: outputs(translator, text, tf.fill(tf.shape(text), ""), *more)
+        lambda text, *more: outputs(translator, text, tf.fill(tf.shape(text), ""), *more),
+        autograph=False,
     )
     return function.get_concrete_function(text, *more)
 
@@ -207,9 +214,9 @@ def export_classifier(classifier: Classifier, output_dir: str) -> str:
 
     functions = {SERVING_DEFAULT: label_and_score, TEXT_ATTENTION: with_attention}
     signatures = {
-        name: tf.function(function).get_concrete_function(text)
+        name: tf.function(function, autograph=False).get_concrete_function(text)
         for name, function in functions.items()
     }
     with atomic_directory(output_dir) as staging:
-        tf.saved_model.save(export, staging, signatures=signatures)
+        tf.saved_model.save(export, staging, signatures=signatures, options=_SAVE_OPTIONS)
     return os.path.abspath(output_dir)

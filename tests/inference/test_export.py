@@ -18,7 +18,7 @@ def test_a_refused_export_keeps_the_previous_saved_model(
     output.mkdir()
     (output / "saved_model.pb").write_text("the previous export")
 
-    def save(translator, staging, signatures):
+    def save(translator, staging, signatures, options):
         full_disk(os.path.join(staging, "variables", "variables"))()
 
     monkeypatch.setattr(tf.saved_model, "save", save)

@@ -607,27 +607,22 @@ UNTIL_SAVED = (  # no checkpoint falls due: the only one is what the signal save
 )
 
 
-@pytest.mark.parametrize(
-    ("stop", "status", "line"),
-    [
-        (signal.SIGINT, 130, "Interrupted: saved step"),  # Ctrl-C
-        (signal.SIGTERM, 143, "Terminated (SIGTERM): saved step"),  # a job scheduler's
-    ],
-)
-def test_a_stop_signal_saves_the_step_reached_and_a_rerun_resumes_from_it(
-    small_corpus, tiny_tokenizer, tmp_path, capsys, stop, status, line
+def test_ctrl_c_saves_the_step_reached_and_a_rerun_resumes_from_it(
+    small_corpus, tiny_tokenizer, tmp_path, capsys
 ):
+    # SIGTERM (a job scheduler's) takes the path every worker of a multi-worker run takes:
+    # the two-worker test above sends it to one train.py.
     workdir = new_workdir(tmp_path, tiny_tokenizer)
     process = run_train_py(workdir, small_corpus, *UNTIL_SAVED)
     wait_until_training(process, workdir)
-    process.send_signal(stop)
+    process.send_signal(signal.SIGINT)
     try:
         output = process.communicate(timeout=120)[0]
     finally:
         process.kill()  # (nothing once it has ended)
-    assert process.returncode == status and "Traceback" not in output, output
+    assert process.returncode == 130 and "Traceback" not in output, output
     saved = latest_step(workdir)
-    assert saved >= 5 and f"{line} {saved}; rerun the same command" in output
+    assert saved >= 5 and f"Interrupted: saved step {saved}; rerun the same command" in output
     assert Path(workdir, "checkpoints", f"data-worker0-{saved}.index").exists()
 
     config = tiny_config(small_corpus, steps=saved + 2, checkpoint_every=100000, eval_every=0)

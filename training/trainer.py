@@ -58,8 +58,8 @@ __all__ = ["TrainResult", "Trainer", "TrainingError", "train"]
 # thread's sleep, which grows to tens of seconds in a long run, so a run that ended in a process
 # (a notebook, a test) stalled whatever ran next. Untuned, it trained as fast
 # (docs/PERFORMANCE.md).
-UNTUNED = tf.data.Options()
-UNTUNED.autotune.enabled = False
+_UNTUNED = tf.data.Options()
+_UNTUNED.autotune.enabled = False
 
 
 @dataclasses.dataclass
@@ -124,7 +124,7 @@ class Trainer:
         # Each worker reads its own share of the batches through a plain iterator, which (unlike
         # tf.distribute's) can be checkpointed: its position is saved beside every checkpoint.
         worker, num_workers = distribute.worker_index_and_count(self.strategy)
-        self.batches = self._load_data().shard(num_workers, worker).with_options(UNTUNED)
+        self.batches = self._load_data().shard(num_workers, worker).with_options(_UNTUNED)
         self.iterator = iter(self.batches)
         with self.strategy.scope():
             self.model = self._new_model()

@@ -28,6 +28,7 @@ from data_pipeline.datasets import (
     load_training_split,
     load_translation_splits,
     model_pairs,
+    pair_texts,
 )
 from data_pipeline.errors import DataError
 from data_pipeline.multi30k import Multi30k
@@ -67,6 +68,7 @@ __all__ = [
     "make_batches_with_stats",
     "model_pairs",
     "normalize_text",
+    "pair_texts",
     "read_lines",
     "read_parallel",
     "spec",

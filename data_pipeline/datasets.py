@@ -184,6 +184,21 @@ def load_corpus(
     }
 
 
+def pair_texts(pairs: tf.data.Dataset) -> tuple[list[str], list[str]]:
+    """``(sources, targets)``: the ``(source, target)`` string pairs of ``pairs`` decoded from
+    UTF-8, in their order.
+
+    Example:
+        >>> sources, references = pair_texts(load_corpus(corpus, ["test2016"])["test2016"])
+    """
+    sources, targets = [], []
+    # In batches: a pair at a time costs ~0.3 ms each (8.6 s for Multi30k's training split).
+    for batch_sources, batch_targets in pairs.batch(4096).as_numpy_iterator():
+        sources += [source.decode("utf-8") for source in batch_sources]
+        targets += [target.decode("utf-8") for target in batch_targets]
+    return sources, targets
+
+
 def _prepared_root(data: spec.DataSpec) -> str:
     return os.path.join(data.data_dir or tfds.core.constants.DATA_DIR, PREPARED_TEXT)
 

@@ -13,7 +13,7 @@ import sacrebleu
 from common.files import atomic_write_text
 from common.metrics import bleu, chrf
 from common.translation import RequestError, TranslationRequest, Translator
-from data_pipeline import Corpus, DataSpec, load_corpus
+from data_pipeline import Corpus, DataSpec, load_corpus, pair_texts
 from inference import multi30k_bleu
 
 
@@ -76,12 +76,7 @@ def read_split(
         >>> len(sources)
         1014
     """
-    pairs = load_corpus(corpus, [split], data_dir)[split]
-    sources, references = [], []
-    for source, target in pairs.as_numpy_iterator():
-        sources.append(source.decode("utf-8"))
-        references.append(target.decode("utf-8"))
-    return sources, references
+    return pair_texts(load_corpus(corpus, [split], data_dir)[split])
 
 
 def evaluate_directions(

@@ -51,18 +51,10 @@ def validation_sets(
     sets = []
     for direction, splits in by_direction.items():
         if split in splits:
-            sources, references = _sides(splits[split].take(limit))
+            sources, references = data_pipeline.pair_texts(splits[split].take(limit))
             request = TranslationRequest(target_lang=data.tag_language(direction) or None)
             sets.append(ValidationSet(direction.label, sources, references, request))
     return sets
-
-
-def _sides(pairs: tf.data.Dataset) -> tuple[list[str], list[str]]:
-    sources, targets = [], []
-    for source, target in pairs.as_numpy_iterator():
-        sources.append(source.decode("utf-8"))
-        targets.append(target.decode("utf-8"))
-    return sources, targets
 
 
 @dataclasses.dataclass(frozen=True)

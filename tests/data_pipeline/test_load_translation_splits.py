@@ -101,3 +101,12 @@ def test_bad_splits():
         dp.load_translation_splits(dp.spec.parse("multi30k/de-en"), ["dev"])
     with pytest.raises(TypeError, match="sequence of split names"):
         dp.load_translation_splits(dp.spec.parse("multi30k/de-en"), "train")
+
+
+def test_pair_texts_decodes_every_pair_in_order_across_batches():
+    count = 4096 + 3  # one full batch of the reader's and a few pairs more
+    sources = [f"{DE[i % 3]} {i}" for i in range(count)]
+    targets = [f"{EN[i % 3]} {i}" for i in range(count)]
+    pairs = tf.data.Dataset.from_tensor_slices((sources, targets))
+    assert dp.pair_texts(pairs) == (sources, targets)
+    assert dp.pair_texts(pairs.take(0)) == ([], [])

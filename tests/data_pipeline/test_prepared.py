@@ -27,7 +27,7 @@ def de_en(corpus) -> list[prepared.FilePair]:
 
 
 def read(dataset) -> list[tuple[str, str]]:
-    return [(s.decode(), t.decode()) for s, t in dataset.as_numpy_iterator()]
+    return list(zip(*dp.pair_texts(dataset), strict=True))
 
 
 def test_shards_hold_every_pair_once_in_a_seeded_order_every_pass(corpus, tmp_path, monkeypatch):

@@ -555,15 +555,16 @@ def test_extra_train_data_is_mixed_into_each_pass_by_weight(small_corpus, tiny_t
         (names[2], 2.0),
     ]
     loaded = training_data.load_data(config, data, tiny_tokenizer, [])
+    parse = data_pipeline.spec.parse
+
+    def pairs_of(dataset: tf.data.Dataset) -> list[tuple[str, str]]:
+        return list(zip(*data_pipeline.pair_texts(dataset), strict=True))
+
     splits = {
-        name: set(
-            data_pipeline.load_corpus(data_pipeline.spec.parse(name).corpus, ["train"])[
-                "train"
-            ].as_numpy_iterator()
-        )
+        name: set(pairs_of(data_pipeline.load_corpus(parse(name).corpus, ["train"])["train"]))
         for name in names
     }
-    mixed = list(loaded.train.as_numpy_iterator())
+    mixed = pairs_of(loaded.train)
     size = Path(small_corpus, "train.de").read_text().count("\n")
     of = [[i for i, pair in enumerate(mixed) if pair in splits[name]] for name in names]
     # A pass: the configured pairs once, a quarter of the French, the Czech twice over (each

@@ -48,10 +48,11 @@ def _earlier_export(translator, path: str, lacks: str) -> str:
     else:  # as export.py writes it
         root.source_lengths = translator.source_token_counts
     signatures = {
-        "serving_default": tf.function(serve, input_signature=[spec]),
-        "scored": tf.function(scored, input_signature=[spec]),
+        "serving_default": tf.function(serve, input_signature=[spec], autograph=False),
+        "scored": tf.function(scored, input_signature=[spec], autograph=False),
     }
-    tf.saved_model.save(root, path, signatures=signatures)
+    no_gradients = tf.saved_model.SaveOptions(experimental_custom_gradients=False)  # as export.py
+    tf.saved_model.save(root, path, signatures=signatures, options=no_gradients)
     return path
 
 

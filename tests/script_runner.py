@@ -94,6 +94,29 @@ def run_in_process(script: str, *args: str, stdin: str = "") -> Completed:
     return Completed(returncode, stdout.getvalue(), stderr.getvalue())
 
 
+def run_benchmark(name: str, *args: str) -> Completed:
+    """``python benchmarks/<name>.py args...`` in this process (:func:`run_in_process`).
+
+    Run as a program, a benchmark imports its neighbours as top-level modules (``import
+    harness``: ``benchmarks/`` is first on the path). Here ``harness`` is the module the tests
+    import, ``benchmarks.harness``, so that its flags are defined once; the others are found on
+    the path.
+
+    Example:
+        >>> run_benchmark("shortlist", "--workdir=/nowhere").returncode
+        1
+    """
+    from benchmarks import harness
+
+    sys.modules.setdefault("harness", harness)
+    saved_path = list(sys.path)
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    try:
+        return run_in_process(f"benchmarks/{name}.py", *args)
+    finally:
+        sys.path[:] = saved_path
+
+
 def run_without_tensorflow(script: str) -> list[str]:
     """Runs the Python ``script`` in a subprocess in the repository root and returns the lines
     it printed, after checking that it succeeded without importing TensorFlow (an export's

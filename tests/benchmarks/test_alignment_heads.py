@@ -1,21 +1,18 @@
 """benchmarks/alignment_heads.py on the tiny model: a share for each head and each layer's mean."""
 
 import re
-import subprocess
-import sys
 
-from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 
 def test_each_head_and_the_layers_mean_get_a_share_of_the_copied_pieces(tiny_run):
-    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "alignment_heads.py")]
-    command += [
+    run = run_benchmark(
+        "alignment_heads",
         f"--workdir={tiny_run[0]}",
         "--checkpoint=latest",
         "--split=validation",
         "--max_sentences=16",
-    ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "cpu: " in run.stdout and "sentences=16, layers=1, heads=2" in run.stdout
     assert re.search(r"^copied pieces: \d+$", run.stdout, re.M)

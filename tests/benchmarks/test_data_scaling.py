@@ -1,12 +1,10 @@
 import re
-import subprocess
-import sys
 
 import pytest
 
-from benchmarks import harness
 from configs import tiny
 from rundir.model import build_model
+from tests.script_runner import run_benchmark
 
 
 @pytest.mark.slow
@@ -16,19 +14,13 @@ def test_data_scaling_runs_on_a_small_corpus(multi30k_dir):
     tests/data_pipeline/test_prepared.py). One size: each size is a training run of its own (a
     second one made the benchmark half as long again, measured), so the largest / smallest
     ratios, 1 with one size, are only seen to print."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(harness.REPO_ROOT / "benchmarks" / "data_scaling.py"),
-            "--sizes=6000",
-            "--steps=4",
-            "--config=configs/tiny.py",
-            "--runs=1",
-            f"--multi30k_dir={multi30k_dir}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    run = run_benchmark(
+        "data_scaling",
+        "--sizes=6000",
+        "--steps=4",
+        "--config=configs/tiny.py",
+        "--runs=1",
+        f"--multi30k_dir={multi30k_dir}",
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "cpu: " in run.stdout and "--sizes=6000" in run.stdout

@@ -1,11 +1,11 @@
 """The benchmarks' shared harness: CPU description, FLOP formula, timing and peer runs."""
 
-import subprocess
 import sys
 
 import pytest
 
 from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -85,13 +85,7 @@ def test_run_peer_parses_result_lines_and_says_why_a_peer_cannot_run(tmp_path, m
 @pytest.mark.slow
 def test_decode_throughput_runs_on_the_tiny_shape():
     """One benchmark end to end (a few seconds): it follows the decoding API and prints the run."""
-    script = harness.REPO_ROOT / "benchmarks" / "decode_throughput.py"
-    run = subprocess.run(
-        [sys.executable, str(script), "--size=tiny", "--reps=1", "--jit=off", "--peers="],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_benchmark("decode_throughput", "--size=tiny", "--reps=1", "--jit=off", "--peers=")
     assert run.returncode == 0, run.stderr[-3000:]
     assert "cpu: " in run.stdout and "flags: " in run.stdout and "--size=tiny" in run.stdout
     assert "best beam 4:" in run.stdout and "not checked: CTranslate2 did not run" in run.stdout

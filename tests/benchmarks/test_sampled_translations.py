@@ -1,15 +1,13 @@
 """benchmarks/sampled_translations.py on the tiny model: both runtimes sample reproducibly."""
 
 import re
-import subprocess
-import sys
 
-from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 
 def test_each_runtime_reports_its_samples_and_repeats_a_seed(tiny_run, tiny_ctranslate2):
-    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "sampled_translations.py")]
-    command += [
+    run = run_benchmark(
+        "sampled_translations",
         f"--workdir={tiny_run[0]}",
         "--checkpoint=latest",
         f"--ctranslate2={tiny_ctranslate2}",
@@ -17,8 +15,7 @@ def test_each_runtime_reports_its_samples_and_repeats_a_seed(tiny_run, tiny_ctra
         "--max_sentences=24",
         "--seeds=1,2",
         "--temperature=1.5",
-    ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "cpu: " in run.stdout and "validation (24 sentences)" in run.stdout
     assert run.stdout.count("seed 1 again gives the same samples: True") == 2, run.stdout

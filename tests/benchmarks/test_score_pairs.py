@@ -1,24 +1,23 @@
 """benchmarks/score_pairs.py on the tiny model: every runtime ranks the pairs alike."""
 
 import re
-import subprocess
-import sys
 
-from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 
 def test_every_runtime_finds_the_same_pairs_on_the_tiny_model(
     tiny_run, tiny_saved_model, tiny_ctranslate2
 ):
-    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "score_pairs.py")]
-    command += [
+    run = run_benchmark(
+        "score_pairs",
         f"--workdir={tiny_run[0]}",
         "--checkpoint=latest",
         "--split=validation",
         "--max_pairs=200",
-    ]
-    command += [f"--saved_model={tiny_saved_model}", f"--ctranslate2={tiny_ctranslate2}"]
-    run = subprocess.run([*command, "--reps=1"], capture_output=True, text=True, timeout=300)
+        f"--saved_model={tiny_saved_model}",
+        f"--ctranslate2={tiny_ctranslate2}",
+        "--reps=1",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "cpu: " in run.stdout and "200 pairs of validation, 20 misaligned" in run.stdout
     rows = re.findall(

@@ -1,31 +1,24 @@
-import os
 import re
-import subprocess
-import sys
 
-from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 
-def test_serve_throughput_runs_on_the_tiny_model(tiny_saved_model, tiny_ctranslate2, tfds_dir):
+def test_serve_throughput_runs_on_the_tiny_model(
+    tiny_saved_model, tiny_ctranslate2, tfds_dir, monkeypatch
+):
     """The benchmark end to end, with few requests: every server answers, every figure prints,
     the overload burst is refused in part and nobody waits past the timeout."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(harness.REPO_ROOT / "benchmarks" / "serve_throughput.py"),
-            f"--saved_model={tiny_saved_model}",
-            f"--ctranslate2={tiny_ctranslate2}",
-            "--clients=4",
-            "--requests=8",
-            "--sentences=8",
-            "--overload_clients=40",
-            "--overload_queue=1",
-            "--request_timeout_seconds=20",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "TFDS_DATA_DIR": tfds_dir},
+    monkeypatch.setenv("TFDS_DATA_DIR", tfds_dir)
+    run = run_benchmark(
+        "serve_throughput",
+        f"--saved_model={tiny_saved_model}",
+        f"--ctranslate2={tiny_ctranslate2}",
+        "--clients=4",
+        "--requests=8",
+        "--sentences=8",
+        "--overload_clients=40",
+        "--overload_queue=1",
+        "--request_timeout_seconds=20",
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "cpu: " in run.stdout and "--clients=4" in run.stdout

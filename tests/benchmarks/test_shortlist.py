@@ -1,23 +1,20 @@
 """benchmarks/shortlist.py on the tiny model: a row for the full search and one a setting."""
 
 import re
-import subprocess
-import sys
 
-from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 
 def test_each_setting_gets_its_candidates_coverage_bleu_and_speed(tiny_run):
-    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "shortlist.py")]
-    command += [
+    run = run_benchmark(
+        "shortlist",
         f"--workdir={tiny_run[0]}",
         "--checkpoint=latest",
         "--splits=validation",
         "--max_sentences=24",
         "--batch_size=8",
         "--settings=count:3:20,dice:3:20",
-    ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "cpu: " in run.stdout and "training pairs counted" in run.stdout
     rows = re.findall(

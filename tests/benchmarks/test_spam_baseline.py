@@ -2,10 +2,8 @@
 
 import random
 import re
-import subprocess
-import sys
 
-from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 
 def test_the_baseline_separates_separable_texts_and_prints_its_metrics(tmp_path):
@@ -18,8 +16,7 @@ def test_the_baseline_separates_separable_texts_and_prints_its_metrics(tmp_path)
         rows.append(f"{'spam' if spam else 'ham'},{text} {'win free money' if spam else ''}")
     data = tmp_path / "mail.csv"
     data.write_text("\n".join(rows) + "\n")
-    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "spam_baseline.py")]
-    run = subprocess.run([*command, f"--data={data}"], capture_output=True, text=True, timeout=300)
+    run = run_benchmark("spam_baseline", f"--data={data}")
     assert run.returncode == 0, run.stderr[-2000:]
     assert "cpu: " in run.stdout and "split=train 160, validation 20, test 20" in run.stdout
     metrics = re.search(
@@ -33,10 +30,7 @@ def test_the_baseline_separates_separable_texts_and_prints_its_metrics(tmp_path)
 
 def test_a_classifiers_row_is_scored_on_its_runs_recorded_split(tiny_classifier_run):
     workdir, _ = tiny_classifier_run
-    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "spam_baseline.py")]
-    run = subprocess.run(
-        [*command, f"--workdir={workdir}"], capture_output=True, text=True, timeout=300
-    )
+    run = run_benchmark("spam_baseline", f"--workdir={workdir}")
     assert run.returncode == 0, run.stderr[-2000:]
     assert "split=train 240, validation 30, test 30" in run.stdout
     row = re.search(

@@ -3,22 +3,19 @@ written for translate.py --terms."""
 
 import json
 import re
-import subprocess
-import sys
 
-from benchmarks import harness
+from tests.script_runner import run_benchmark
 
 
 def test_the_constrained_search_holds_every_term_of_each_set(tiny_run, tmp_path):
-    command = [sys.executable, str(harness.REPO_ROOT / "benchmarks" / "terminology.py")]
-    command += [
+    run = run_benchmark(
+        "terminology",
         f"--workdir={tiny_run[0]}",
         "--checkpoint=latest",
         "--splits=validation",
         "--max_sentences=24",
         f"--output_dir={tmp_path}",
-    ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "cpu: " in run.stdout
     rows = re.findall(

@@ -30,8 +30,9 @@ from pathlib import Path
 
 import harness  # noqa: I001  (first: sets up the path and TensorFlow's logging)
 import tensorflow as tf
-from absl import app, flags
+from absl import flags
 
+from cli.errors import run_main
 from rundir.layout import RunDirectory
 
 _SIZES = flags.DEFINE_list("sizes", ["30000", "300000", "3000000"], "Corpus sizes in pairs.")
@@ -195,4 +196,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

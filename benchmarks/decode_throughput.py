@@ -63,9 +63,10 @@ import harness
 import keras
 import sentencepiece
 import tensorflow as tf
-from absl import app, flags
+from absl import flags
 from translator_timing import BATCH1_BLOCK, time_translators
 
+from cli.errors import run_main
 from common.translation import Sampling
 from decoding.beam import beam_search, n_best_search
 from decoding.greedy import greedy_search, reference_greedy_search
@@ -458,4 +459,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

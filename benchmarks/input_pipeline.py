@@ -25,9 +25,10 @@ import tempfile
 
 import harness
 import tensorflow as tf
-from absl import app, flags
+from absl import flags
 
 import data_pipeline as dp
+from cli.errors import run_main
 
 _DATASET = flags.DEFINE_string("dataset", "multi30k/de-en", "Data set name (data.name's forms).")
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "TFDS data directory (default: TFDS's).")
@@ -170,4 +171,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

@@ -25,9 +25,10 @@ import numpy as np
 import sentencepiece
 import tensorflow as tf
 import tensorflow_text
-from absl import app, flags
+from absl import flags
 from ai_edge_litert.interpreter import InterpreterWithCustomOps
 
+from cli.errors import run_main
 from data_pipeline.tokenizer import train_sentencepiece
 from inference.evaluation import read_split
 from rundir.config import data_spec, load_config
@@ -142,4 +143,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

@@ -16,7 +16,10 @@ import statistics
 import harness
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the SentencePiece ops of the graph)
-from absl import app, flags
+from absl import flags
+
+from cli.errors import run_main
+from exports.saved_model import require_saved_model
 
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Exported SavedModel.", required=True)
 _DATA = flags.DEFINE_string("data", "multi30k/de-en", "Data set the sentences come from.")
@@ -27,6 +30,7 @@ _SENTENCES = flags.DEFINE_integer("sentences", 200, "The first this many sentenc
 def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
+    require_saved_model(_SAVED_MODEL.value)
     from data_pipeline import load_translation_splits, spec  # only to read the sentences
 
     pairs = load_translation_splits(spec.parse(_DATA.value), [_SPLIT.value])[_SPLIT.value]
@@ -69,4 +73,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

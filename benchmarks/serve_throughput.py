@@ -37,7 +37,9 @@ from collections.abc import Callable, Sequence
 
 import harness
 import httpx2
-from absl import app, flags
+from absl import flags
+
+from cli.errors import run_main
 
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "An exported SavedModel.")
 _CTRANSLATE2 = flags.DEFINE_string("ctranslate2", None, "A CTranslate2 export.")
@@ -264,6 +266,13 @@ def main(argv: list[str]) -> None:
     if not _SAVED_MODEL.value and not _CTRANSLATE2.value:
         raise SystemExit("error: give --saved_model=DIR and/or --ctranslate2=DIR")
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # not a line per request
+    from exports.contract import DecodingSettings
+    from exports.saved_model import require_saved_model
+
+    if _SAVED_MODEL.value:  # a path that holds no export: one line before the data is read
+        require_saved_model(_SAVED_MODEL.value)
+    if _CTRANSLATE2.value:
+        DecodingSettings.read(_CTRANSLATE2.value)
     from data_pipeline import load_translation_splits, spec  # only to read the sentences
 
     pairs = load_translation_splits(spec.parse(_DATA.value), [_SPLIT.value])[_SPLIT.value]
@@ -279,4 +288,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

@@ -28,11 +28,9 @@ from absl import flags
 
 from cli.errors import run_main
 from common.metrics import bleu
-from data_pipeline.tokenizer import Tokenizer
 from decoding.translator import ModelTranslator, request_columns
 from inference.loading import load_translator
 from inference.shortlist import Cooccurrences, training_id_pairs
-from rundir.layout import RunDirectory
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained work directory.", required=True)
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "averaged", "Its checkpoint.")
@@ -80,12 +78,12 @@ def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
     workdir = _WORKDIR.value
-    tokenizer = Tokenizer.from_file(RunDirectory(workdir).tokenizer)
+    full, path = load_translator(workdir, _CHECKPOINT.value, shortlist=False)
+    tokenizer = full.tokenizer
     start = time.perf_counter()
     counts = Cooccurrences.count(training_id_pairs(workdir, tokenizer), tokenizer.vocab_size)
     print(f"training pairs counted in {time.perf_counter() - start:.1f} s", flush=True)
     ranks = {"count": counts.counts, "dice": dice(counts)}
-    full, path = load_translator(workdir, _CHECKPOINT.value, shortlist=False)
     harness.print_config(
         "model",
         {

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import harness
 import tensorflow as tf
-from absl import app, flags
+from absl import flags
+
+from cli.errors import run_main
 
 _SPM_MODEL = flags.DEFINE_string("spm_model", None, "A workdir's spm.model.", required=True)
 _DATA = flags.DEFINE_string("data", "multi30k/en-de", "Data set (its language pair names sides).")
@@ -52,4 +54,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

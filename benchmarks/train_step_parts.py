@@ -23,11 +23,12 @@ from collections.abc import Callable
 
 import harness
 import keras
-from absl import app, flags
+from absl import flags
 
 import transformer.attention
 import transformer.layers
 import transformer.model
+from cli.errors import run_main
 from transformer.dropout import Dropout
 from transformer.normalization import LayerNormalization
 
@@ -100,4 +101,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

@@ -25,8 +25,9 @@ import tempfile
 import harness
 import keras
 import tensorflow as tf
-from absl import app, flags
+from absl import flags
 
+from cli.errors import run_main
 from transformer import positional_encoding
 
 _PRECISIONS = flags.DEFINE_list(
@@ -238,4 +239,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

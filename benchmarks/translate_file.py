@@ -37,6 +37,7 @@ import harness  # noqa: I001  (first: sets up the path and TensorFlow's logging)
 from absl import flags
 
 from cli.errors import run_main
+from rundir.config import load_config
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained work directory.", required=True)
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "latest", "Its checkpoint.")
@@ -127,6 +128,7 @@ def row(label: str, count: int, seconds: float, start_up: float, rss: float) -> 
 def main(argv: list[str]) -> None:
     del argv
     harness.start(__doc__)
+    load_config(_WORKDIR.value)  # one line, not translate.py's failure, for no work directory
     pool = sentences(_SENTENCES.value)
     scratch = _SCRATCH.value or tempfile.mkdtemp(prefix="translate_file-")
     os.makedirs(scratch, exist_ok=True)

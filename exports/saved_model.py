@@ -59,6 +59,18 @@ from exports.contract import (
 )
 
 
+def require_saved_model(path: str) -> None:
+    """A FileNotFoundError saying how to write one, unless ``path`` holds a SavedModel.
+
+    Example:
+        >>> require_saved_model("/nowhere")
+        Traceback (most recent call last):
+        FileNotFoundError: No SavedModel in /nowhere; write one with export.py.
+    """
+    if not tf.saved_model.contains_saved_model(path):
+        raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
+
+
 class SavedModelTranslator:
     """A :class:`~common.translation.Translator` over an exported SavedModel.
 
@@ -73,8 +85,7 @@ class SavedModelTranslator:
     def __init__(self, path: str) -> None:
         import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph uses)
 
-        if not tf.saved_model.contains_saved_model(path):
-            raise FileNotFoundError(f"No SavedModel in {path}; write one with export.py.")
+        require_saved_model(path)
         self.loaded = tf.saved_model.load(path)
         check_version(self.loaded, path)
         self.serve = self.loaded.signatures[SERVING_DEFAULT]

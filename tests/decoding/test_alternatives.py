@@ -23,7 +23,9 @@ def test_each_alternative_is_a_most_likely_next_token_continued_by_the_search(
     models = [make_model(eos_bias=bias) for bias in (-2.0, -1.0)[:members]]
     model = models[0] if members == 1 else Ensemble(models)
     prefix = tf.constant(PREFIX, tf.int32)
-    search = tf.function(lambda ids, prefix: alternatives_search(model, ids, GREEDY, 3, prefix))
+    search = tf.function(
+        lambda ids, prefix: alternatives_search(model, ids, GREEDY, 3, prefix), autograph=False
+    )
     found = search(sources, prefix)
     ids, scores = found.ids.numpy(), found.scores.numpy()
     assert ids.shape[:2] == (6, 3)

@@ -113,7 +113,9 @@ def test_a_sentence_decodes_the_same_alone_and_in_a_padded_batch(make_model, sou
 
 def test_works_compiled_with_xla(make_model, sources):
     model = make_model()
-    compiled = tf.function(lambda ids: beam_search(model, ids, LENGTHS), jit_compile=True)
+    compiled = tf.function(
+        lambda ids: beam_search(model, ids, LENGTHS), jit_compile=True, autograph=False
+    )
     ids, scores = compiled(sources)
     expected_ids, expected_scores = beam_search(model, sources, LENGTHS)
     np.testing.assert_array_equal(ids, expected_ids)
@@ -142,6 +144,7 @@ def test_dynamic_shapes_change_no_result(make_model, sources, monkeypatch):
     graph = tf.function(
         lambda ids: beam_search(model, ids, options, dynamic_shapes=True),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
+        autograph=False,
     )
     ids, scores = graph(sources)
     np.testing.assert_array_equal(ids, expected_ids)
@@ -188,10 +191,13 @@ def test_an_n_best_list_is_the_same_under_xla_with_dynamic_shapes_and_in_any_bat
     model = make_model()
     options = replace(LENGTHS, beam_size=4, length_penalty=ALPHA)
     expected = n_best_search(model, sources, options, 3)
-    compiled = tf.function(lambda ids: n_best_search(model, ids, options, 3), jit_compile=True)
+    compiled = tf.function(
+        lambda ids: n_best_search(model, ids, options, 3), jit_compile=True, autograph=False
+    )
     dynamic = tf.function(
         lambda ids: n_best_search(model, ids, options, 3, dynamic_shapes=True),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
+        autograph=False,
     )
     for hypotheses in (compiled(sources), dynamic(sources)):
         np.testing.assert_array_equal(hypotheses.ids, expected.ids)

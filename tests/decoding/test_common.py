@@ -27,6 +27,7 @@ def test_limits_of_an_unknown_source_length_inside_a_graph():
     limits = tf.function(
         lambda source: output_length_limits(source, SearchOptions()),
         input_signature=[tf.TensorSpec([None, None], tf.int32)],
+        autograph=False,
     )
     computed, buffer_length = limits(tf.constant([[5, 6, 7, 0]]))
     assert computed.numpy().tolist() == [14] and int(buffer_length) == 16

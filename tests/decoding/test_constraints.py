@@ -1,6 +1,8 @@
 """Constrained beam search: every term in every hypothesis, no avoided phrase in any, sentences
 without constraints searched as before, each sentence the same in any batch."""
 
+import functools
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -47,11 +49,23 @@ def _contains(ids, phrase: list[int]) -> bool:
     return any(ids[i : i + len(phrase)] == phrase for i in range(len(ids) - len(phrase) + 1))
 
 
+_IDS = tf.TensorSpec([None, None], tf.int32)
+_PHRASES = PhraseSet(tf.TensorSpec([None, None, None], tf.int32), _IDS)
+
+
+@functools.cache
+def _searcher(model, n: int):
+    """``model``'s constrained n-best search in the graph, traced once for every shape."""
+
+    def search(ids: tf.Tensor, terms: PhraseSet, avoided: PhraseSet):
+        constraints = Constraints(terms, avoided, None)
+        return n_best_search(model, ids, OPTIONS, n, True, constraints=constraints)
+
+    return tf.function(search, input_signature=[_IDS, _PHRASES, _PHRASES], autograph=False)
+
+
 def _search(model, sources, constraints, n=4):
-    search = tf.function(
-        lambda ids: n_best_search(model, ids, OPTIONS, n, True, constraints=constraints)
-    )
-    return search(sources)
+    return _searcher(model, n)(sources, constraints.terms, constraints.avoided)
 
 
 def test_every_hypothesis_holds_every_term_and_scores_it_as_its_own(make_model, sources):
@@ -81,6 +95,7 @@ def test_the_search_under_xla_finds_what_the_graph_search_finds(make_model, sour
             model, ids, OPTIONS, 4, constraints=Constraints.of(terms, avoided, PAD_ID)
         ),
         jit_compile=True,
+        autograph=False,
     )
     xla = compiled(sources, _padded(TERMS), _padded([[] for _ in TERMS]))
     np.testing.assert_array_equal(xla.ids, graph.ids)

@@ -59,7 +59,9 @@ def test_beam_search_scores_its_outputs_with_the_mean_distribution(
         assert member_ids.numpy().tolist() != ids.numpy().tolist()
     # Under XLA the ensemble searches the same way.
     compiled = tf.function(
-        lambda source_ids: beam_search(ensemble, source_ids, options)[0], jit_compile=True
+        lambda source_ids: beam_search(ensemble, source_ids, options)[0],
+        jit_compile=True,
+        autograph=False,
     )
     np.testing.assert_array_equal(compiled(sources).numpy(), ids.numpy())
 

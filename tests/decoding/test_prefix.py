@@ -55,12 +55,14 @@ def test_every_hypothesis_starts_with_the_prefix_and_scores_it_as_its_own(make_m
         "xla": tf.function(
             lambda ids, prefix: n_best_search(model, ids, OPTIONS, 4, target_prefix=prefix),
             jit_compile=True,
+            autograph=False,
         ),
         "dynamic shapes": tf.function(
             lambda ids, prefix: n_best_search(
                 model, ids, OPTIONS, 4, dynamic_shapes=True, target_prefix=prefix
             ),
             input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2,
+            autograph=False,
         ),
     }
     expected = searches["eager"](sources, prefix)

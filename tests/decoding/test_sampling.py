@@ -76,11 +76,14 @@ def test_a_seed_gives_the_same_translation_in_any_batch_and_form_of_the_search(m
         np.testing.assert_array_equal(alone[0], first[row, : alone.shape[1]])
         assert np.all(first[row, alone.shape[1] :] == PAD_ID)
     compiled = tf.function(
-        lambda ids, seeds: sample_search(model, ids, LENGTHS, sampling, seeds), jit_compile=True
+        lambda ids, seeds: sample_search(model, ids, LENGTHS, sampling, seeds),
+        jit_compile=True,
+        autograph=False,
     )
     dynamic = tf.function(
         lambda ids, seeds: sample_search(model, ids, LENGTHS, sampling, seeds, dynamic_shapes=True),
         input_signature=[tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)],
+        autograph=False,
     )
     for search in (compiled, dynamic):
         np.testing.assert_array_equal(search(sources, SEEDS), first)

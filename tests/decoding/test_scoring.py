@@ -56,12 +56,14 @@ def test_the_n_best_token_log_probs_are_the_forced_ones_in_every_form_of_the_sea
         "xla": tf.function(
             lambda ids: n_best_search(model, ids, OPTIONS, 4, with_token_log_probs=True),
             jit_compile=True,
+            autograph=False,
         ),
         "dynamic shapes": tf.function(
             lambda ids: n_best_search(
                 model, ids, OPTIONS, 4, dynamic_shapes=True, with_token_log_probs=True
             ),
             input_signature=[tf.TensorSpec([None, None], tf.int32)],
+            autograph=False,
         ),
     }
     plain = n_best_search(model, sources, OPTIONS, 4)

@@ -70,7 +70,7 @@ def copy_model(tokenizer) -> Transformer:
     optimizer.build(model.trainable_variables)
     rng = np.random.default_rng(0)
 
-    @tf.function
+    @tf.function(autograph=False)
     def train_step(source, target_in, target_out):
         with tf.GradientTape() as tape:
             logits = model((source, target_in), training=True)

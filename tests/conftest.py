@@ -167,7 +167,7 @@ def small_corpus(multi30k_dir, tmp_path_factory) -> str:
     return str(directory)
 
 
-def _built_once(tmp_path_factory, name: str, build) -> Path:
+def built_once(tmp_path_factory, name: str, build) -> Path:
     """``build(directory)`` run once per test run; this process's own copy of the directory.
 
     The first test process (of pytest-xdist's) to need it builds it into the directory they all
@@ -196,7 +196,7 @@ def _trained_once(tmp_path_factory, name: str, config):
         result = trainer.train(config, str(directory / "workdir"))
         (directory / "result.json").write_text(json.dumps(dataclasses.asdict(result)))
 
-    own = _built_once(tmp_path_factory, name, build)
+    own = built_once(tmp_path_factory, name, build)
     result = trainer.TrainResult(**json.loads((own / "result.json").read_text()))
     return str(own / "workdir"), result
 
@@ -211,7 +211,7 @@ def _exported_once(tmp_path_factory, name: str, workdir: str, export, version: s
         translator, _ = load_translator(workdir, "latest", jit_compile=False)
         export(translator, str(directory / name / version))
 
-    return str(_built_once(tmp_path_factory, name, build) / name / version)
+    return str(built_once(tmp_path_factory, name, build) / name / version)
 
 
 @pytest.fixture(scope="session")
@@ -302,7 +302,7 @@ def tiny_beam4_exports(tiny_run, tmp_path_factory) -> tuple[str, str]:
         export_saved_model(translator, str(directory / "saved_model"))
         export_ctranslate2(translator, str(directory / "ct2"))
 
-    built = _built_once(tmp_path_factory, "beam4", build)
+    built = built_once(tmp_path_factory, "beam4", build)
     return str(built / "saved_model"), str(built / "ct2")
 
 
@@ -385,4 +385,4 @@ def tiny_classifier_saved_model(tiny_classifier_run, tmp_path_factory) -> str:
 
         export_classifier(load_classifier(tiny_classifier_run[0])[0], str(directory / "1"))
 
-    return str(_built_once(tmp_path_factory, "classifier-saved-model", build) / "1")
+    return str(built_once(tmp_path_factory, "classifier-saved-model", build) / "1")

@@ -3,6 +3,7 @@ translations measure agreement between runtimes, not float ties)."""
 
 import os
 import shutil
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -15,6 +16,7 @@ from data_pipeline.tokenizer import train_sentencepiece
 from decoding.options import SearchOptions
 from decoding.translator import ModelTranslator
 from inference.evaluation import read_split
+from tests.conftest import built_once
 from tests.workdirs import at_its_first_checkpoint
 from transformer import Transformer, TransformerConfig
 
@@ -48,25 +50,9 @@ def tokenizer(tiny_run) -> Tokenizer:
     return Tokenizer.from_file(os.path.join(tiny_run[0], "spm.model"))
 
 
-@pytest.fixture(scope="session")
-def copy_model(tokenizer) -> Transformer:
-    """A tiny model trained to copy its source: confident on every sentence, so that agreement
-    measures the runtimes and not float ties (a 60-step model has near-ties everywhere)."""
-    keras.utils.set_random_seed(0)
-    model = Transformer(
-        TransformerConfig(
-            tokenizer.vocab_size,
-            num_layers=1,
-            d_model=64,
-            num_heads=2,
-            d_ff=128,
-            dropout=0.0,
-            norm_first=True,
-        )
-    )
+def _train_to_copy(model: Transformer, vocab_size: int) -> None:
+    """COPY_TRAINING_STEPS of Adam on random piece sequences, each its own target."""
     optimizer = keras.optimizers.Adam(5e-3)
-    # Built before the step is traced: variables created inside a trace cost a second trace.
-    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))
     optimizer.build(model.trainable_variables)
     rng = np.random.default_rng(0)
 
@@ -89,12 +75,40 @@ def copy_model(tokenizer) -> Transformer:
         target_in = np.zeros_like(source)
         target_out = np.zeros_like(source)
         for row, length in enumerate(rng.integers(2, longest, size=64)):
-            pieces = rng.integers(4, tokenizer.vocab_size, size=length)
+            pieces = rng.integers(4, vocab_size, size=length)
             source[row, : length + 1] = [*pieces, 3]
             target_in[row, : length + 1] = [2, *pieces]
             target_out[row, : length + 1] = [*pieces, 3]
         loss = train_step(source, target_in, target_out)
     assert loss < 0.2, f"the copy model did not learn to copy (loss {float(loss):.3f})"
+
+
+@pytest.fixture(scope="session")
+def copy_model(tokenizer, tmp_path_factory) -> Transformer:
+    """A tiny model trained to copy its source: confident on every sentence, so that agreement
+    measures the runtimes and not float ties (a 60-step model has near-ties everywhere).
+    Trained once per test run: the other test process loads its weights."""
+    keras.utils.set_random_seed(0)
+    model = Transformer(
+        TransformerConfig(
+            tokenizer.vocab_size,
+            num_layers=1,
+            d_model=64,
+            num_heads=2,
+            d_ff=128,
+            dropout=0.0,
+            norm_first=True,
+        )
+    )
+    # Built before the step is traced: variables created inside a trace cost a second trace.
+    model((tf.ones([1, 2], tf.int32), tf.ones([1, 2], tf.int32)))
+
+    def train(directory: Path) -> None:
+        _train_to_copy(model, tokenizer.vocab_size)
+        directory.mkdir(parents=True)
+        model.save_weights(str(directory / "copy.weights.h5"))
+
+    model.load_weights(str(built_once(tmp_path_factory, "copy-model", train) / "copy.weights.h5"))
     return model
 
 

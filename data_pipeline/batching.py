@@ -182,7 +182,8 @@ def _filter_fn(max_length: int):
     def keep_short(batch):
         keep = batch[_LENGTH] <= max_length
         return {
-            key: tf.ragged.boolean_mask(value, keep) if isinstance(value, tf.RaggedTensor)
+            key: tf.ragged.boolean_mask(value, keep)
+            if isinstance(value, tf.RaggedTensor)
             else tf.boolean_mask(value, keep)
             for key, value in batch.items()
         }
@@ -224,8 +225,10 @@ def make_batches_with_stats(
     if not (
         isinstance(spec, tuple)
         and len(spec) == 2
-        and all(isinstance(s, tf.TensorSpec) and s.dtype == tf.string and s.shape.rank == 0
-                for s in spec)
+        and all(
+            isinstance(s, tf.TensorSpec) and s.dtype == tf.string and s.shape.rank == 0
+            for s in spec
+        )
     ):
         raise ValueError(f"pairs must yield (source, target) tf.string scalars, got {spec}.")
     target_tokenizer = target_tokenizer or tokenizer
@@ -237,7 +240,11 @@ def make_batches_with_stats(
     logging.info(
         "make_batches: filtered %d of %d examples longer than max_length=%d tokens "
         "(source too long: %d, target too long: %d); kept %d.",
-        stats.dropped, stats.total, max_length, stats.too_long_source, stats.too_long_target,
+        stats.dropped,
+        stats.total,
+        max_length,
+        stats.too_long_source,
+        stats.too_long_target,
         stats.kept,
     )
     if stats.kept == 0:

@@ -35,6 +35,36 @@ tf.config.set_logical_device_configuration(
     [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()],
 )
 
+_LOADED_SAVED_MODELS = {}
+_load_saved_model = tf.saved_model.load
+
+
+def _saved_model_files(export_dir) -> tuple:
+    """``(path, mtime, size)`` of the graph and of every variables and assets file."""
+    directory = Path(export_dir).resolve()
+    files = [directory / "saved_model.pb"]
+    for folder in ("variables", "assets"):
+        files += sorted((directory / folder).glob("*"))
+    return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+
+
+def _load_saved_model_once(export_dir, tags=None, options=None):
+    """``tf.saved_model.load`` that loads an unchanged export once per test process (~2 s each
+    for the tiny exports' eight signatures; the suite loaded its ~15 exports 49 times): a
+    script run in-process a second time, or the next test over the same export, gets the same
+    read-only object. An export rewritten on disk, or a load with tags or options, loads anew."""
+    if tags is not None or options is not None or not tf.io.gfile.isdir(str(export_dir)):
+        return _load_saved_model(export_dir, tags, options)
+    try:
+        key = _saved_model_files(export_dir)
+    except OSError:  # not a SavedModel's layout: the real load says what is wrong
+        return _load_saved_model(export_dir)
+    if key not in _LOADED_SAVED_MODELS:
+        _LOADED_SAVED_MODELS[key] = _load_saved_model(export_dir)
+    return _LOADED_SAVED_MODELS[key]
+
+
+tf.saved_model.load = _load_saved_model_once
 
 # Fixtures whose set-up trains, exports or prepares a data set: every test that needs one (even
 # through another fixture) is marked ``slow``.

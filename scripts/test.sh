@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sets up .venv/ and runs the test suite (plus ruff) in two processes (pytest-xdist). Exits
-# non-zero when anything fails. Arguments go to pytest: -m "not slow" (the quick part), -n 0 (one
-# process), a file or -k EXPRESSION.
+# Sets up .venv/ and runs ruff (check, format --check) and the test suite in two processes
+# (pytest-xdist). Exits non-zero when anything fails. Arguments go to pytest: -m "not slow" (the
+# quick part), -n 0 (one process), a file or -k EXPRESSION.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -14,4 +14,5 @@ fi
 export MULTI30K_DIR="${MULTI30K_DIR:-$root/../shared/data/multi30k}"
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/python -m pytest -q -n 2 --dist worksteal "$@"

@@ -28,7 +28,8 @@ def test_shipped_configs_are_valid(name):
     validate(importlib.import_module(f"configs.{name}").get_config())
 
 
-def test_the_finetuned_config_starts_from_the_multilingual_config(tmp_path):
+@pytest.mark.parametrize("direction", ["de-en", "en-de"])
+def test_the_finetuned_config_starts_from_the_multilingual_config(direction, tmp_path):
     """configs/multi30k_finetuned.py's model and tokenizer are the multilingual run's (a
     difference would stop the run at start-up: training/finetuning.py); a direction it has no
     measured recipe for is refused."""
@@ -39,11 +40,11 @@ def test_the_finetuned_config_starts_from_the_multilingual_config(tmp_path):
     (tmp_path / "averaged").mkdir()  # an averaged checkpoint's files, as the check sees them
     (tmp_path / "averaged" / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
     (tmp_path / "averaged" / "ckpt-1.index").touch()
-    config = multi30k_finetuned.get_config("de-en")
+    config = multi30k_finetuned.get_config(direction)
     validate(config)
     StartFrom(str(tmp_path), "averaged").check(config)
-    assert config.data.name == "multi30k/de-en"
-    with pytest.raises(ValueError, match="fine-tunes de-en, not 'fr-en': pass --config=config"):
+    assert config.data.name == f"multi30k/{direction}"
+    with pytest.raises(ValueError, match="de-en and en-de, not 'fr-en': pass --config=config"):
         multi30k_finetuned.get_config("fr-en")
 
 

@@ -86,18 +86,20 @@ def export_saved_model(translator: ModelTranslator, output_dir: str) -> str:
     for name, value in variables.items():
         setattr(export, name, tf.Variable(value, trainable=False, name=name))
 
-    signatures = {
-        SERVING_DEFAULT: _signature(translator, _translation),
-        SCORED: _signature(translator, _scored),
-        N_BEST: _signature(translator, _n_best),
-        FORCED_SCORE: _signature(translator, _forced_score, FORCED_SCORE),
-        PREFIXED: _signature(translator, _prefixed, PREFIXED),
-        ALIGNMENT: _signature(translator, _alignment, ALIGNMENT),
-        CONSTRAINED: _signature(translator, _constrained, CONSTRAINED),
-    }
-    if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
-        signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
+    # The directory is claimed before the signatures are traced (seconds, tens of seconds for
+    # a large model): one that cannot be written fails at once.
     with atomic_directory(output_dir) as staging:
+        signatures = {
+            SERVING_DEFAULT: _signature(translator, _translation),
+            SCORED: _signature(translator, _scored),
+            N_BEST: _signature(translator, _n_best),
+            FORCED_SCORE: _signature(translator, _forced_score, FORCED_SCORE),
+            PREFIXED: _signature(translator, _prefixed, PREFIXED),
+            ALIGNMENT: _signature(translator, _alignment, ALIGNMENT),
+            CONSTRAINED: _signature(translator, _constrained, CONSTRAINED),
+        }
+        if not isinstance(translator.model, Ensemble):  # an ensemble has no one attention to show
+            signatures[CROSS_ATTENTION] = _signature(translator, _cross_attention)
         tf.saved_model.save(export, staging, signatures=signatures, options=_SAVE_OPTIONS)
     return os.path.abspath(output_dir)
 
@@ -214,10 +216,10 @@ def export_classifier(classifier: Classifier, output_dir: str) -> str:
         }
 
     functions = {SERVING_DEFAULT: label_and_score, TEXT_ATTENTION: with_attention}
-    signatures = {
-        name: tf.function(function, autograph=False).get_concrete_function(text)
-        for name, function in functions.items()
-    }
-    with atomic_directory(output_dir) as staging:
+    with atomic_directory(output_dir) as staging:  # claimed first, as export_saved_model's
+        signatures = {
+            name: tf.function(function, autograph=False).get_concrete_function(text)
+            for name, function in functions.items()
+        }
         tf.saved_model.save(export, staging, signatures=signatures, options=_SAVE_OPTIONS)
     return os.path.abspath(output_dir)

@@ -95,10 +95,27 @@ def export_litert(
             f"--quantization={quantization} is not one of {', '.join(LITERT_QUANTIZATIONS)} "
             "for --format=litert."
         )
+    if text_signature:
+        _check_text_signature(translator)
+    # The directory is claimed before the conversion (seconds, minutes for a large model): one
+    # that cannot be written fails at once.
+    with atomic_directory(output_dir) as staging:
+        model, settings = _converted(translator, quantization, text_signature)
+        with open(os.path.join(staging, LITERT_MODEL_FILE), "wb") as file:
+            file.write(model)
+        with open(os.path.join(staging, TOKENIZER_FILE), "wb") as file:
+            file.write(translator.tokenizer.model_proto)
+        write_json(os.path.join(staging, LITERT_SETTINGS_FILE), dataclasses.asdict(settings))
+    return os.path.abspath(output_dir)
+
+
+def _converted(
+    translator: ModelTranslator, quantization: str, text_signature: bool
+) -> tuple[bytes, LiteRTSettings]:
+    """The LiteRT model of ``translator``'s search (and text signature) and its settings."""
     signatures = {TRANSLATE_IDS: {"inputs": [SOURCE_IDS], "outputs": [OUTPUT_IDS]}}
     functions = {TRANSLATE_IDS: _ids_search(translator)}
     if text_signature:
-        _check_text_signature(translator)
         signatures[TRANSLATE_TEXT] = {"inputs": [TEXT], "outputs": [TRANSLATION]}
         functions[TRANSLATE_TEXT] = _text_search(translator)
     model = _convert(functions, quantization)
@@ -114,13 +131,7 @@ def export_litert(
         signatures=signatures,
         ops=ops,
     )
-    with atomic_directory(output_dir) as staging:
-        with open(os.path.join(staging, LITERT_MODEL_FILE), "wb") as file:
-            file.write(model)
-        with open(os.path.join(staging, TOKENIZER_FILE), "wb") as file:
-            file.write(translator.tokenizer.model_proto)
-        write_json(os.path.join(staging, LITERT_SETTINGS_FILE), dataclasses.asdict(settings))
-    return os.path.abspath(output_dir)
+    return model, settings
 
 
 def _check_text_signature(translator: ModelTranslator) -> None:

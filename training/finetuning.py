@@ -97,6 +97,13 @@ class StartFrom:
         try:
             source = load_config(self.workdir)
         except FileNotFoundError:
+            workdir, _, which = self.workdir.rpartition(":")
+            if workdir and tf.io.gfile.exists(RunDirectory(workdir).config):
+                raise ConfigError(  # WORKDIR:last and the like
+                    f"config.train.init_from = {init_from!r}, but {workdir} has no checkpoint "
+                    f"named {which!r}: choose one of {', '.join(CHECKPOINT_CHOICES)} "
+                    f"(config.train.init_from={workdir}:latest)."
+                ) from None
             problem = "is not a training work directory (no config.json): train it first"
         else:
             try:

@@ -95,6 +95,13 @@ def test_a_starting_run_or_checkpoint_that_is_not_there_is_one_line(
             f"config.train.init_from = {init_from!r}, but {workdir} {problem}, or point "
             "config.train.init_from at another run (WORKDIR[:best|latest|averaged])."
         )
+    config.train.init_from = init_from = f"{untrained}:last"  # not a checkpoint's name
+    with pytest.raises(ConfigError) as raised:
+        StartFrom.parse(init_from).check(config)
+    assert str(raised.value) == (
+        f"config.train.init_from = {init_from!r}, but {untrained} has no checkpoint named "
+        f"'last': choose one of best, latest, averaged (config.train.init_from={untrained}:latest)."
+    )
 
 
 def test_a_multilingual_model_fine_tuned_on_one_direction_still_reads_its_tag(

@@ -341,7 +341,8 @@ def _finish(output: _Output) -> None:
     output.file.close()
     with writing(output.path):
         os.replace(output.partial, output.path)
-        os.remove(output.record)
+        if os.path.exists(output.record):  # an empty input wrote no window and no record
+            os.remove(output.record)
 
 
 def script_options(*ignored: str) -> dict[str, object]:

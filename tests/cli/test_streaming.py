@@ -1,6 +1,7 @@
 import io
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +60,19 @@ def test_windows_are_written_in_order_and_the_partial_file_renamed(source, tmp_p
     assert process.calls == [1, 5, 9]
     assert output.read_text(encoding="utf-8") == expected_output(4)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.de", "out.en"]
+
+
+@pytest.mark.parametrize("earlier_run", [False, True])
+def test_an_empty_input_gives_an_empty_output(tmp_path, earlier_run):
+    empty, output = tmp_path / "empty.de", tmp_path / "out.en"
+    empty.write_bytes(b"")
+    if earlier_run:  # another input's partial output and record: started over, then replaced
+        Path(f"{output}.partial").write_text("OLD\n")
+        Path(f"{output}.partial.json").write_text('{"inputs": [], "output_bytes": 4}')
+    process = Upper()
+    stream_lines([str(empty)], str(output), process, OPTIONS, window=4, progress=False)
+    assert process.calls == [] and output.read_bytes() == b""
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["empty.de", "out.en"]
 
 
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])

@@ -330,7 +330,7 @@ def with_glossary(request: TranslationRequest) -> TranslationRequest:
         )
     if per_line_terms():  # every line checked before the first is translated
         try:
-            with open(_TERMS.value, encoding="utf-8") as file:
+            with open(_TERMS.value, encoding="utf-8-sig") as file:
                 for number, line in enumerate(file, start=1):
                     (terms,) = terms_of_lines([line], number)
                     if avoid_only and terms.required:
@@ -400,10 +400,10 @@ def translate_document_file(translator: Translator, request: TranslationRequest)
     """--input (a file, or '-': standard input) translated as one document into --output
     (written atomically) or standard output."""
     if _INPUT.value == STDIO:
-        text = sys.stdin.read()
+        text = sys.stdin.read().removeprefix("\ufeff")  # a byte-order mark is no text
     else:
         try:
-            with open(_INPUT.value, encoding="utf-8") as file:
+            with open(_INPUT.value, encoding="utf-8-sig") as file:
                 text = file.read()
         except FileNotFoundError:
             sys.exit(f"error: no such file: {_INPUT.value}")

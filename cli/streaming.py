@@ -57,8 +57,8 @@ def count_lines(path: str) -> int:
 
 class InputLines:
     """A file's lines (``-``: standard input's) read in order without their line ends (``\\n``
-    or ``\\r\\n``; bad UTF-8 becomes U+FFFD), with how many lines and bytes were read and those
-    bytes' SHA-256.
+    or ``\\r\\n``) or a byte-order mark at the start (as Windows editors write UTF-8; bad UTF-8
+    becomes U+FFFD), with how many lines and bytes were read and those bytes' SHA-256.
 
     Example:
         >>> lines = InputLines("in.txt")
@@ -81,7 +81,8 @@ class InputLines:
             self.lines += 1
             self.bytes += len(raw)
             self._digest.update(raw)
-            lines.append(raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8", errors="replace"))
+            encoding = "utf-8-sig" if self.lines == 1 else "utf-8"
+            lines.append(raw.rstrip(b"\n").rstrip(b"\r").decode(encoding, errors="replace"))
         return lines
 
     def skip(self, count: int, chunk: int) -> None:

@@ -50,7 +50,7 @@ class Glossary:
         """The glossary of a file of ``source<TAB>target`` lines (a GlossaryError naming the
         file and line of one that is not such a pair, and for a file with no pair)."""
         try:
-            with open(path, encoding="utf-8") as file:
+            with open(path, encoding="utf-8-sig") as file:
                 lines = file.read().splitlines()
         except FileNotFoundError:
             raise GlossaryError(f"No such glossary file: {path}") from None

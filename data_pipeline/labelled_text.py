@@ -171,7 +171,7 @@ def read_labelled_file(path: str) -> list[Example]:
     """``label,text`` rows of a CSV (``.csv``) or TSV file (see the module)."""
     delimiter = "," if path.lower().endswith(".csv") else "\t"
     try:
-        with open(path, encoding="utf-8", newline="") as file:
+        with open(path, encoding="utf-8-sig", newline="") as file:
             rows = list(enumerate(csv.reader(file, delimiter=delimiter), start=1))
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise DataError(f"Cannot read {path} as label{delimiter}text rows: {error}.") from None

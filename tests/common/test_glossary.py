@@ -10,6 +10,8 @@ def test_a_glossary_file_skips_comments_and_blank_lines(tmp_path):
     path = tmp_path / "glossary.tsv"
     path.write_text("# source\ttarget\n\nHund\thound\n grüne Wiese \tmeadow\n", encoding="utf-8")
     assert Glossary.read(str(path)).entries == (("Hund", "hound"), ("grüne Wiese", "meadow"))
+    path.write_text("Hund\thound\n", encoding="utf-8-sig")  # a byte-order mark first
+    assert Glossary.read(str(path)).entries == (("Hund", "hound"),)
 
 
 @pytest.mark.parametrize(

@@ -112,6 +112,9 @@ def test_labelled_files_are_csv_or_tsv_rows_with_an_optional_header(tmp_path):
     tsv_file = tmp_path / "mail.tsv"
     tsv_file.write_text("spam\tBuy now\nham\tLunch?\n")
     assert [e.label for e in read_labelled_file(str(tsv_file))] == ["spam", "ham"]
+    # Excel's "CSV UTF-8" starts with a byte-order mark: the header is still the header.
+    csv_file.write_text("label,text\nham,Lunch?\n", encoding="utf-8-sig")
+    assert [(e.label, e.text) for e in read_labelled_file(str(csv_file))] == [("ham", "Lunch?")]
 
 
 @pytest.mark.parametrize(

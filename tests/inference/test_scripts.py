@@ -269,10 +269,13 @@ def test_translate_document_keeps_the_layout_in_every_runtime(workdir, tiny_save
 
     text = "Ein Hund rennt.  Zwei Männer spielen Fußball!\n\n  Eine Frau liest.\nEnde\n"
     source = tmp_path / "doc.de"
-    source.write_text(text, encoding="utf-8")
+    source.write_text(text, encoding="utf-8-sig")  # a byte-order mark first, as Windows writes
     document = split_document(text, "de")
     sentences = run_in_process(
-        "translate.py", f"--workdir={workdir}", "--input=-", stdin="\n".join(document.sentences)
+        "translate.py",
+        f"--workdir={workdir}",
+        "--input=-",
+        stdin="\ufeff" + "\n".join(document.sentences),
     ).stdout.splitlines()
     for flag in (f"--workdir={workdir}", f"--saved_model={tiny_saved_model}"):
         target = tmp_path / "doc.en"
@@ -283,7 +286,7 @@ def test_translate_document_keeps_the_layout_in_every_runtime(workdir, tiny_save
         assert completed.returncode == 0, completed.stderr
         assert target.read_text(encoding="utf-8") == document.joined(sentences)
     piped = run_in_process(
-        "translate.py", f"--workdir={workdir}", "--document", "--input=-", stdin=text
+        "translate.py", f"--workdir={workdir}", "--document", "--input=-", stdin="\ufeff" + text
     )
     assert piped.stdout == document.joined(sentences)
     refused = run_in_process(

@@ -116,7 +116,7 @@ def test_translate_py_reads_a_glossary_and_terms_a_line(tiny_run, tmp_path):
     lines = [{"terms": ["street"]}, None, {"terms": ["a woman"], "avoid": ["book"]}]
     per_line.write_text(
         "".join(("" if line is None else json.dumps(line)) + "\n" for line in lines),
-        encoding="utf-8",
+        encoding="utf-8-sig",  # a byte-order mark first, as Windows editors write
     )
     requests = {
         glossary: TranslationRequest(glossary=Glossary.read(str(glossary))),

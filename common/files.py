@@ -7,6 +7,7 @@ A write the file system refuses (a full disk, a read-only directory) raises
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -69,21 +70,33 @@ def atomic_directory(path: str) -> Iterator[str]:
     path = os.path.abspath(path)
     parent = os.path.dirname(path)
     with writing(path):
+        _refuse_a_file(path)  # before any work: the block may take minutes
         os.makedirs(parent, exist_ok=True)
         staging = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(path)}.tmp-")
         try:
             os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's is 0700; os.makedirs', this
             yield staging
-            if os.path.exists(path):
+            if os.path.lexists(path):
+                _refuse_a_file(path)
                 previous = f"{staging}.old"
                 os.replace(path, previous)
                 os.replace(staging, path)
-                shutil.rmtree(previous)
+                if os.path.islink(previous):  # a link to the old directory: the link goes
+                    os.remove(previous)
+                else:
+                    shutil.rmtree(previous)
             else:
                 os.replace(staging, path)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+
+def _refuse_a_file(path: str) -> None:
+    """A NotADirectoryError when a file (or a link to one) is at ``path``: a directory never
+    replaces it (``export.py --output=runs/x/config.json`` must not remove the config)."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
 
 
 def _umask() -> int:

@@ -44,3 +44,37 @@ def test_an_atomic_directory_gets_the_mode_a_new_directory_gets(tmp_path):
         files.atomic_write_text(os.path.join(staging, "model.bin"), "weights")
     (tmp_path / "plain").mkdir()
     assert (tmp_path / "export").stat().st_mode == (tmp_path / "plain").stat().st_mode
+
+
+def test_an_atomic_directory_refuses_a_file_in_its_place_before_the_work(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text("the run's config")
+    with pytest.raises(StorageError) as raised, files.atomic_directory(str(config)):
+        pytest.fail("the block ran: the work was done before the refusal")
+    assert str(raised.value) == (
+        f"A file is in the way while writing {config}; anything written there before is "
+        "unchanged. Choose another path, then rerun."
+    )
+    assert os.listdir(tmp_path) == ["config.json"] and config.read_text() == "the run's config"
+
+
+def test_an_atomic_directory_refuses_a_file_put_in_its_place_meanwhile(tmp_path):
+    output = tmp_path / "export"
+    refused = f"A file is in the way while writing {output};"
+    with pytest.raises(StorageError, match=refused), files.atomic_directory(str(output)) as staging:
+        files.atomic_write_text(os.path.join(staging, "model.bin"), "weights")
+        output.write_text("written by another program meanwhile")
+    assert os.listdir(tmp_path) == ["export"]
+    assert output.read_text() == "written by another program meanwhile"
+
+
+def test_an_atomic_directory_replaces_a_link_to_a_directory_and_keeps_its_target(tmp_path):
+    target, link = tmp_path / "v1", tmp_path / "export"
+    target.mkdir()
+    (target / "model.bin").write_text("old weights")
+    link.symlink_to(target)
+    with files.atomic_directory(str(link)) as staging:
+        files.atomic_write_text(os.path.join(staging, "model.bin"), "new weights")
+    assert not link.is_symlink() and (link / "model.bin").read_text() == "new weights"
+    assert (target / "model.bin").read_text() == "old weights"
+    assert sorted(os.listdir(tmp_path)) == ["export", "v1"]

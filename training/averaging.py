@@ -66,6 +66,10 @@ def average_checkpoints(
 
 def last_checkpoints(workdir: str, count: int) -> list[str]:
     """The newest ``count`` complete checkpoints of a work directory, oldest first."""
+    if count < 1:  # paths[-0:] would be every checkpoint, paths[2:] all but the oldest two
+        raise ConfigError(
+            f"--last={count}: average at least one checkpoint (--last=5: the newest five)."
+        )
     directory = RunDirectory(workdir).checkpoints
     state = tf.train.get_checkpoint_state(directory)
     if state is None or not state.all_model_checkpoint_paths:

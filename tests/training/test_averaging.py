@@ -50,6 +50,13 @@ def test_averaging_more_checkpoints_than_kept_is_one_line(tiny_run):
         f"error: Asked to average 5 checkpoints but {tiny_run[0]} keeps 3: average fewer "
         "(--last=3), or train with a larger train.keep_checkpoints."
     )
+    for last in ("0", "-2"):
+        completed = run_in_process(
+            "average_checkpoints.py", f"--workdir={tiny_run[0]}", f"--last={last}"
+        )
+        assert completed.returncode == 1 and completed.stderr.strip() == (
+            f"error: --last={last}: average at least one checkpoint (--last=5: the newest five)."
+        )
 
 
 def test_an_unreadable_checkpoint_is_named_and_a_refused_write_keeps_what_was_there(

@@ -39,6 +39,7 @@ _PROBLEMS = {
     errno.EPERM: ("Operation not permitted", _WRITABLE),
     errno.EISDIR: ("A directory is in the way", "Choose another path, then rerun."),
     errno.ENOTDIR: ("A file is in the way", "Choose another path, then rerun."),
+    errno.EEXIST: ("A file is in the way", "Choose another path, then rerun."),  # os.makedirs'
 }
 
 

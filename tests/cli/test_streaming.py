@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from cli.streaming import InputLines, StreamError, count_lines, stream_lines
+from common.storage import StorageError
 
 LINES = [f"Satz {number}." for number in range(1, 12)]
 OPTIONS = {"beam_size": 4}
@@ -60,6 +61,16 @@ def test_windows_are_written_in_order_and_the_partial_file_renamed(source, tmp_p
     assert process.calls == [1, 5, 9]
     assert output.read_text(encoding="utf-8") == expected_output(4)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.de", "out.en"]
+
+
+def test_an_output_under_a_file_is_one_line(source, tmp_path):
+    output = tmp_path / "in.de" / "out.en"  # the input file where a directory would be
+    with pytest.raises(StorageError) as raised:
+        stream_lines([str(source)], str(output), Upper(), OPTIONS, window=4, progress=False)
+    assert str(raised.value) == (
+        f"A file is in the way while writing {output}.partial; anything written there before "
+        "is unchanged. Choose another path, then rerun."
+    )
 
 
 @pytest.mark.parametrize("earlier_run", [False, True])

@@ -44,6 +44,7 @@ READ_ONLY = "/w/checkpoints; Read-only file system"
         (OSError(errno.EACCES, "Permission denied", "/w"), "/w", "Permission denied while"),
         (OSError(errno.EDQUOT, "Disk quota exceeded", "/w"), "/w", "The disk quota is exceeded"),
         (IsADirectoryError(errno.EISDIR, "Is a directory", "/w"), "/w", "A directory is in"),
+        (FileExistsError(errno.EEXIST, "File exists", "/w/spm.model"), "/w/spm.model", "A file"),
     ],
 )
 def test_a_refused_write_is_one_line_naming_the_file(error, path, line):
